@@ -1,0 +1,41 @@
+# Two commands do all the set-up on a fresh clone:
+#   make demo   builds .venv, then runs logic-rag's demo on a generated world
+#   make test   builds .venv, then runs the test suite (what .ci/run calls)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+EXTRAS ?= dev,eval,train
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup demo test test-slow lint bench clean
+
+setup: $(VENV)/.installed
+
+# torch==2.13.0 goes first: it is the local CPU wheel; a bare `torch` requirement
+# would pull a multi-GB CUDA build.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
+	touch $@
+
+demo: setup
+	$(BIN)/logic-rag demo --out runs/demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: setup
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

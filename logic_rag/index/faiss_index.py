@@ -1,0 +1,167 @@
+"""FAISS vector index: exact inner product by default, HNSW or IVF-PQ for large corpora.
+
+Vectors are expected L2-normalised, so inner product is cosine similarity. Files are
+written with FAISS's own binary format (never pickle) through a temporary file and an
+atomic rename.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from logic_rag.errors import IndexCorruptError, IndexMismatchError
+
+__all__ = ["IndexKind", "DenseIndex"]
+
+IndexKind = Literal["flat", "hnsw", "ivfpq"]
+
+
+def _faiss() -> Any:
+    import faiss
+
+    return faiss
+
+
+class DenseIndex:
+    """A FAISS index over document embeddings; ids are row numbers in insertion order.
+
+    Args:
+        dim: embedding dimension.
+        kind: ``flat`` (exact, default), ``hnsw`` (graph, approximate, no training) or
+            ``ivfpq`` (inverted lists with product quantisation; trained on the first
+            ``add``, needs at least ``39 * nlist`` vectors to train well).
+        hnsw_m / ef_search / ef_construction: HNSW graph degree and search breadth.
+        nlist / pq_m / nprobe: IVF-PQ lists (default ~4 sqrt(n)), sub-quantisers (must
+            divide ``dim``) and lists visited per query.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        kind: IndexKind = "flat",
+        *,
+        hnsw_m: int = 32,
+        ef_search: int = 128,
+        ef_construction: int = 80,
+        nlist: int | None = None,
+        pq_m: int | None = None,
+        nprobe: int = 16,
+    ) -> None:
+        if dim <= 0:
+            raise ValueError(f"dimension must be positive, got {dim}")
+        if kind not in ("flat", "hnsw", "ivfpq"):
+            raise ValueError(f"unknown index kind {kind!r}; use flat, hnsw or ivfpq")
+        self.dim = dim
+        self.kind: IndexKind = kind
+        self.options = {
+            "hnsw_m": hnsw_m,
+            "ef_search": ef_search,
+            "ef_construction": ef_construction,
+            "nlist": nlist,
+            "pq_m": pq_m,
+            "nprobe": nprobe,
+        }
+        self._index: Any = None
+        if kind != "ivfpq":  # IVF-PQ is created at the first add, once n is known
+            self._index = self._create(0)
+
+    def _create(self, n: int) -> Any:
+        faiss = _faiss()
+        if self.kind == "flat":
+            return faiss.IndexFlatIP(self.dim)
+        if self.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(
+                self.dim, self.options["hnsw_m"], faiss.METRIC_INNER_PRODUCT
+            )
+            index.hnsw.efConstruction = self.options["ef_construction"]
+            index.hnsw.efSearch = self.options["ef_search"]
+            return index
+        nlist = self.options["nlist"] or max(1, min(int(4 * np.sqrt(max(n, 1))), n // 39 or 1))
+        pq_m = self.options["pq_m"] or next(
+            m for m in (48, 32, 24, 16, 12, 8, 6, 4, 2, 1) if self.dim % m == 0
+        )
+        if self.dim % pq_m:
+            raise ValueError(f"pq_m={pq_m} must divide the dimension {self.dim}")
+        quantizer = faiss.IndexFlatIP(self.dim)
+        index = faiss.IndexIVFPQ(quantizer, self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        index.nprobe = min(self.options["nprobe"], nlist)
+        return index
+
+    @property
+    def ntotal(self) -> int:
+        """Number of vectors in the index."""
+        return 0 if self._index is None else int(self._index.ntotal)
+
+    def _check(self, vectors: np.ndarray, what: str) -> np.ndarray:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim == 1:
+            vectors = vectors[None, :]
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+            raise IndexMismatchError(
+                f"{what} have dimension {vectors.shape[-1]} but the index holds {self.dim}-d "
+                f"vectors; encode with the model the index was built with"
+            )
+        return np.ascontiguousarray(vectors)
+
+    def add(self, vectors: np.ndarray) -> None:
+        """Append vectors (rows); IVF-PQ trains on the first batch it sees."""
+        vectors = self._check(vectors, "document embeddings")
+        if self._index is None:
+            self._index = self._create(len(vectors))
+            if len(vectors) < self._index.nlist:
+                raise ValueError(
+                    f"IVF-PQ needs at least nlist={self._index.nlist} vectors to train, got "
+                    f"{len(vectors)}; use kind='flat' for small corpora"
+                )
+            self._index.train(vectors)
+        self._index.add(vectors)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` inner-product search for a batch; ids of missing slots are -1."""
+        queries = self._check(queries, "query embeddings")
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        if self.ntotal == 0:
+            return (
+                np.full((len(queries), k), -np.inf, dtype=np.float32),
+                np.full((len(queries), k), -1, dtype=np.int64),
+            )
+        return self._index.search(queries, min(k, self.ntotal))
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        """Stored vectors for ``ids`` (exact for flat and HNSW, approximate for IVF-PQ)."""
+        if self.kind == "ivfpq":
+            self._index.make_direct_map()
+        return np.vstack([self._index.reconstruct(int(i)) for i in ids]).astype(np.float32)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the index to ``path`` atomically (FAISS binary format)."""
+        if self._index is None:
+            raise ValueError("cannot save an empty IVF-PQ index; add vectors first")
+        target = Path(path)
+        tmp = target.with_name(f".{target.name}.tmp")
+        _faiss().write_index(self._index, str(tmp))
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], kind: IndexKind = "flat") -> DenseIndex:
+        """Read an index written by :meth:`save`; unreadable files raise IndexCorruptError."""
+        try:
+            raw = _faiss().read_index(str(path))
+        except RuntimeError as exc:
+            raise IndexCorruptError(
+                f"{path}: FAISS cannot read this file ({str(exc).splitlines()[0][:200]}); "
+                f"rebuild the index with `logic-rag index`"
+            ) from None
+        index = cls.__new__(cls)
+        index.dim = int(raw.d)
+        index.kind = kind
+        index.options = {}
+        index._index = raw
+        return index

