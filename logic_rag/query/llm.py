@@ -1,0 +1,212 @@
+"""Query decomposition with any text generator, validated against a JSON schema.
+
+Rules cover the connectives people usually write; an LLM copes with the rest ("1912 films
+set in England" is an implicit conjunction). Small local models often answer with prose,
+code fences or broken JSON, so the answer is extracted, validated against
+:data:`~logic_rag.query.algebra.QUERY_JSON_SCHEMA`, retried with the validation error
+appended, and if it is still invalid the query is kept whole (an atom) with confidence 0.0
+and source ``"fallback"``: retrieval then behaves exactly like plain dense retrieval.
+
+Successful answers are cached in memory and, optionally, in a JSONL file (one
+``{"text", "query", "confidence", "source"}`` object per line, rewritten atomically).
+Fallbacks are not cached, so a later run with a better model tries again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from logic_rag.atomic import atomic_write_jsonl
+from logic_rag.query.algebra import QUERY_JSON_SCHEMA, Atom, LogicalQuery, from_json, to_json
+from logic_rag.query.decompose import Decomposition, require_text
+
+__all__ = ["LLMDecomposer", "PROMPT_TEMPLATE", "extract_json"]
+
+PROMPT_TEMPLATE = """\
+Decompose the search query into a logical query over simple searchable atoms.
+Answer with JSON only, no prose, using this schema:
+  atom:      {{"atom": "<a simple category or topic>"}}
+  and/or:    {{"op": "and", "args": [<query>, <query>, ...]}}  (or "op": "or")
+  not:       {{"op": "not", "args": [<query>]}}
+Write every atom as a complete category name (repeat shared nouns).
+
+Query: Orchids of Indonesia and Malaysia but not Thailand
+JSON: {{"op": "and", "args": [{{"atom": "Orchids of Indonesia"}}, \
+{{"atom": "Orchids of Malaysia"}}, {{"op": "not", "args": [{{"atom": "Orchids of Thailand"}}]}}]}}
+
+Query: Jazz albums or live albums by Miles Davis
+JSON: {{"op": "or", "args": [{{"atom": "Jazz albums"}}, {{"atom": "Live albums by Miles Davis"}}]}}
+
+Query: 1985 novels set in Paris
+JSON: {{"op": "and", "args": [{{"atom": "1985 novels"}}, {{"atom": "Novels set in Paris"}}]}}
+
+Query: {query}
+JSON:"""
+
+_RETRY_SUFFIX = """
+Your previous answer was invalid: {error}
+Previous answer: {answer}
+Answer again with JSON only."""
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def extract_json(answer: str) -> Any:
+    """The first JSON object in ``answer``: the whole text, a fenced block, or embedded in prose.
+
+    Raises ``ValueError`` when there is none.
+    """
+    text = answer.strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    for block in _FENCE.findall(text):
+        try:
+            return json.loads(block.strip())
+        except json.JSONDecodeError:
+            continue
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            obj, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    raise ValueError("the answer contains no JSON object")
+
+
+class LLMDecomposer:
+    """Decompose queries by prompting ``generate(prompt) -> str`` for schema-valid JSON.
+
+    ``retries`` extra attempts are made after an invalid answer, each with the error
+    appended to the prompt. Exceptions raised by ``generate`` itself propagate: an
+    unreachable model is an operational error the caller must see, not a bad answer.
+    """
+
+    source = "llm"
+
+    def __init__(
+        self,
+        generate: Callable[[str], str],
+        *,
+        cache_path: str | Path | None = None,
+        retries: int = 1,
+        prompt_template: str = PROMPT_TEMPLATE,
+    ) -> None:
+        if not callable(generate):
+            raise TypeError("generate must be a callable taking a prompt and returning text")
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries}")
+        if "{query}" not in prompt_template:
+            raise ValueError("prompt_template must contain the placeholder {query}")
+        import jsonschema  # lazy: only this decomposer needs it
+
+        self._validator = jsonschema.Draft202012Validator(QUERY_JSON_SCHEMA)
+        self.generate = generate
+        self.retries = retries
+        self.prompt_template = prompt_template
+        self.cache_path = Path(cache_path) if cache_path is not None else None
+        self._cache: dict[str, Decomposition] = {}
+        self._lock = threading.Lock()
+        if self.cache_path is not None and self.cache_path.exists():
+            self._load_cache(self.cache_path)
+
+    def __repr__(self) -> str:
+        return f"LLMDecomposer(retries={self.retries}, cache_path={self.cache_path!r})"
+
+    # ----------------------------------------------------------------------------- public
+
+    def decompose(self, text: str) -> Decomposition:
+        """Decompose ``text``; empty or whitespace-only text raises ``ValueError``."""
+        key = _cache_key(require_text(text))
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        result = self._ask(text.strip())
+        if result.source != "fallback":
+            with self._lock:
+                self._cache[key] = result
+                self._save_cache()
+        return result
+
+    # ---------------------------------------------------------------------------- helpers
+
+    def _ask(self, text: str) -> Decomposition:
+        prompt = self.prompt_template.format(query=text)
+        for attempt in range(self.retries + 1):
+            answer = self.generate(prompt)
+            if not isinstance(answer, str):
+                raise TypeError(f"generate() must return str, got {type(answer).__name__}")
+            try:
+                query = self._parse(answer)
+            except ValueError as exc:
+                snippet = answer.strip().replace("\n", " ")[:500]
+                prompt = self.prompt_template.format(query=text) + _RETRY_SUFFIX.format(
+                    error=exc, answer=snippet
+                )
+                continue
+            confidence = 0.9 if attempt == 0 else 0.7
+            return Decomposition(query, confidence, self.source)
+        return Decomposition(Atom(text), 0.0, "fallback")
+
+    def _parse(self, answer: str) -> LogicalQuery:
+        obj = extract_json(answer)
+        errors = sorted(self._validator.iter_errors(obj), key=lambda e: list(e.path))
+        if errors:
+            err = errors[0]
+            where = "$" + "".join(f"[{p!r}]" for p in err.path)
+            raise ValueError(f"JSON does not match the schema at {where}: {err.message}")
+        return from_json(obj)
+
+    def _load_cache(self, path: Path) -> None:
+        with path.open(encoding="utf-8") as handle:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    if not isinstance(row, dict):
+                        raise ValueError("expected a JSON object")
+                    text = row["text"]
+                    if not isinstance(text, str) or not text.strip():
+                        raise ValueError("'text' must be a non-empty string")
+                    self._validator.validate(row["query"])
+                    entry = Decomposition(
+                        from_json(row["query"]), float(row["confidence"]), str(row["source"])
+                    )
+                except Exception as exc:  # noqa: BLE001 - any corrupt line is skipped
+                    warnings.warn(
+                        f"{path}:{lineno}: skipping corrupt decomposition cache line"
+                        f" ({type(exc).__name__}: {exc})",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                    continue
+                self._cache[_cache_key(text)] = entry
+
+    def _save_cache(self) -> None:
+        if self.cache_path is None:
+            return
+        rows = (
+            {
+                "text": key,
+                "query": to_json(d.query),
+                "confidence": d.confidence,
+                "source": d.source,
+            }
+            for key, d in self._cache.items()
+        )
+        atomic_write_jsonl(self.cache_path, rows)
+
+
+def _cache_key(text: str) -> str:
+    return " ".join(text.split())

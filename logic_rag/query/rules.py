@@ -1,0 +1,413 @@
+"""Rule-based decomposition of English queries into a :data:`LogicalQuery`.
+
+Fast, deterministic and offline: the default decomposer of the retriever, and the baseline
+the LLM decomposer is compared with. It reads the connectives people actually write
+("and", "that are also", "both ... and", "or", "either ... or", commas in lists, "but not",
+"that are not", "excluding", "except", "other than", "without", "aren't", "non-"), strips
+question wrappers ("what are", "find me", "Who likes X?") and shares heads between list
+items where the text leaves them implicit::
+
+    "Orchids of Indonesia and Malaysia but not Thailand"
+        -> (Orchids of Indonesia AND Orchids of Malaysia) NOT Orchids of Thailand
+
+Precedence, loosest first: negation markers split off what is excluded; clause markers
+("that are", "and also", "also") join conjunctive clauses; inside a clause a list joined
+by "or" is a disjunction, one joined by "and" a conjunction. Every guess (an implicit
+head, a comma list without a connective, mixed and/or) lowers the confidence, so callers
+can fall back to plain retrieval or to an LLM when it is low.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from logic_rag.query.algebra import And, Atom, LogicalQuery, Not, Or
+from logic_rag.query.decompose import Decomposition, require_text
+from logic_rag.query.heads import head_noun, head_prefix, is_proper_name, item_kind, lower_first
+
+__all__ = ["RuleDecomposer", "DEFAULT_PROTECTED_PHRASES"]
+
+#: Names that contain a connective but are one atom. Extend per corpus with
+#: ``RuleDecomposer(protected_phrases=...)``.
+DEFAULT_PROTECTED_PHRASES: tuple[str, ...] = (
+    "fish and chips",
+    "rock and roll",
+    "rhythm and blues",
+    "arts and crafts",
+    "science and technology",
+    "trinidad and tobago",
+    "bosnia and herzegovina",
+    "antigua and barbuda",
+    "saint kitts and nevis",
+    "saint vincent and the grenadines",
+    "sao tome and principe",
+    "são tomé and príncipe",
+    "turks and caicos islands",
+    "heard island and mcdonald islands",
+    "dungeons and dragons",
+    "pride and prejudice",
+    "war and peace",
+    "crime and punishment",
+    "sense and sensibility",
+    "law and order",
+    "research and development",
+    "security and surveillance",
+    "sword and sorcery",
+    "sword and sandal",
+    "sword-and-sandal",
+    "salt and pepper",
+    "macaroni and cheese",
+    "peanut butter and jelly",
+    "bed and breakfast",
+    "trial and error",
+    "either or",
+)
+
+# Wrappers around the actual request; removed from the start of the text.
+_WRAPPER = re.compile(
+    r"^(?:(?:can|could|would)\s+you\s+|please\s+)*"
+    r"(?:(?:find|show|list|give|get|tell|name|recommend|suggest)(?:\s+(?:me|us))?"
+    r"(?:\s+(?:about|all|some|the|any|of))*"
+    r"|what\s+(?:are|is|were)(?:\s+(?:some|the|all|any))?(?:\s+of\s+the)?"
+    r"|which\s+(?:are|is|were)(?:\s+(?:some|the|all))?"
+    r"|i\s+(?:want|need|would\s+like|am\s+looking\s+for|'m\s+looking\s+for)(?:\s+(?:some|all|the))?"
+    r"|(?:search|look|looking)\s+for"
+    r")\b[\s,:]*",
+    re.IGNORECASE,
+)
+# "Who likes X?" / "Who does like X": the verb distributes over every item.
+_WHO_VERB = re.compile(r"^(?:who|whom)\s+(?:(?:do|does|did)\s+)?([a-z]+)\b\s*", re.IGNORECASE)
+
+_NEGATION = re.compile(
+    r"\b(?:"
+    r"(?:but|and)\s+(?:(?:that|which|who)\s+)?(?:are|is|were|was)\s+(?:also\s+)?not"
+    r"|(?:that|which|who)\s+(?:are|is|were|was|do|does)\s+(?:also\s+)?not"
+    r"|(?:(?:but|and|that|which|who)\s+)?(?:aren't|isn't|weren't|wasn't|don't|doesn't|"
+    r"aren’t|isn’t|weren’t|wasn’t|don’t|doesn’t)"
+    r"|(?:but|and)\s+(?:do|does)\s+not"
+    r"|(?:but|and)\s+not"
+    r"|(?:but\s+)?except(?:\s+for)?"
+    r"|(?:but\s+)?excluding"
+    r"|other\s+than"
+    r"|(?:(?:but|and)\s+)?without"
+    r"|(?:(?:that|which|who)\s+(?:are|is|were|was)\s+)?neither"
+    r"|not"
+    r")\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(
+    r"(?:,\s*)?\b(?:"
+    r"(?:that|which|who)\s+(?:are|is|were|was)(?:\s+also)?"
+    r"|(?:and|but)\s+(?:are\s+|is\s+)?also"
+    r"|also"
+    r")\b",
+    re.IGNORECASE,
+)
+_OR_SPLIT = re.compile(r"\s*,\s*(?:(?:or|nor|and)\s+)?|\s+n?or\s+", re.IGNORECASE)
+_AND_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+&\s+", re.IGNORECASE)
+_HAS_OR = re.compile(r"\bn?or\b", re.IGNORECASE)
+# "Films that are not French films but are comedies": a positive clause after an exclusion.
+_RESUME = re.compile(
+    r"\s*,?\s*\b(?:but|and|yet)\s+(?:(?:that|which|who)\s+)?(?:are|is|were|was)\s+(?:also\s+)?"
+    r"(?!not\b|n't\b)",
+    re.IGNORECASE,
+)
+_HAS_AND = re.compile(r"\band\b|\s&\s", re.IGNORECASE)
+_LEAD = re.compile(r"^(?:either|both|neither|also|the\s+ones?)\s+", re.IGNORECASE)
+_NON = re.compile(r"^non[-\s]([^\s]+)\s+(.+)$", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$|\b(?:Jr|Sr|St|Co|Inc|Ltd|Dr)\.$")
+_LEXICAL_NON = {"fiction", "profit", "governmental", "league", "stop", "partisan", "aligned"}
+
+_PENALTY_NO_CONNECTIVE = 0.8  # an atom: fine, but an implicit conjunction may hide in it
+_PENALTY_HEAD = 0.85  # a head noun or a prefix was borrowed from another item
+_PENALTY_COMMA_ONLY = 0.7  # a comma list without "and"/"or"
+_PENALTY_MIXED = 0.7  # "and" and "or" in one list: precedence was guessed
+_PENALTY_BARE_NOT = 0.9  # a lone "not" can be part of a name
+_PENALTY_NO_POSITIVE = 0.6  # only exclusions: the universe is implied
+_PENALTY_NON = 0.8  # "non-X Y" read as "Y NOT X Y"
+_BASE = 0.95
+
+
+@dataclass
+class _State:
+    """Mutable bookkeeping for one decomposition."""
+
+    confidence: float = _BASE
+    connective: bool = False
+    verbs: tuple[str, ...] = ()
+    protected: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Item:
+    """One list item; its text is rewritten in place when it borrows a head."""
+
+    text: str
+
+
+class RuleDecomposer:
+    """Decompose English queries with connective rules; see the module docstring.
+
+    ``share_heads`` turns head sharing on (default) or off; ``protected_phrases`` are
+    names that contain "and"/"or" but stand for one atom (case-insensitive).
+    """
+
+    source = "rules"
+
+    def __init__(
+        self,
+        *,
+        share_heads: bool = True,
+        protected_phrases: Iterable[str] = DEFAULT_PROTECTED_PHRASES,
+    ) -> None:
+        self.share_heads = share_heads
+        phrases = {" ".join(p.lower().split()) for p in protected_phrases}
+        phrases |= {p.replace(" and ", " & ") for p in phrases}  # "Dungeons & Dragons"
+        self.protected_phrases = tuple(sorted(phrases, key=len, reverse=True))
+
+    def __repr__(self) -> str:
+        return f"RuleDecomposer(share_heads={self.share_heads})"
+
+    # ------------------------------------------------------------------ public entry point
+
+    def decompose(self, text: str) -> Decomposition:
+        """Decompose ``text``; empty or whitespace-only text raises ``ValueError``."""
+        original = require_text(text)
+        state = _State()
+        body, share = self._strip_wrappers(self._normalise(original), state)
+        body = self._protect(body, state)
+        if not body:
+            return Decomposition(Atom(original), 0.2, self.source)
+
+        parts = self._split_negation(body, state)
+        positive_text, negatives = parts[0], parts[1:]
+        resumed = []
+        for i, (marker, seg) in enumerate(negatives):
+            head, *rest = _RESUME.split(seg, maxsplit=1)
+            if rest:
+                negatives[i] = (marker, _clean(head))
+                resumed.append(_clean(rest[0]))
+        if resumed:  # join as conjunctive clauses: "A that are also C"
+            positive_text = ("", " that are also ".join([positive_text[1], *resumed]))
+        clauses = self._split_clauses(positive_text, state)
+        pos_lists = [self._split_list(c, state) for c in clauses]
+        neg_lists = [
+            (marker, self._split_list(seg, state)) for marker, seg in negatives if seg.strip()
+        ]
+        if len(neg_lists) != len(negatives):
+            state.confidence *= _PENALTY_NO_POSITIVE  # a dangling "but not"
+
+        if share and self.share_heads:
+            self._share_heads(pos_lists, neg_lists, state)
+
+        pos_nodes = [self._list_node(op, items, state) for op, items in pos_lists if items]
+        neg_nodes = [
+            Not(self._list_node("or", items, state)) for _, (_, items) in neg_lists if items
+        ]
+        if not pos_nodes and not neg_nodes:
+            return Decomposition(Atom(original), 0.2, self.source)
+        if not pos_nodes:
+            state.confidence *= _PENALTY_NO_POSITIVE
+        query = _make(And, pos_nodes + neg_nodes)
+        if not state.connective:
+            state.confidence *= _PENALTY_NO_CONNECTIVE
+        return Decomposition(query, round(min(max(state.confidence, 0.0), 1.0), 4), self.source)
+
+    # ------------------------------------------------------------------------- stages
+
+    @staticmethod
+    def _normalise(text: str) -> str:
+        text = text.replace("’", "'")
+        text = re.sub(r"\s*,\s*", ", ", text)  # "Malaysia,and Fiji" -> "Malaysia, and Fiji"
+        text = re.sub(r"(\w)\(", r"\1 (", text)  # "Victoria(Australia)"
+        text = " ".join(text.split())
+        return _clean(text)
+
+    def _strip_wrappers(self, text: str, state: _State) -> tuple[str, bool]:
+        """Remove "what are"/"find me"/"Who likes"; returns (body, whether heads may be shared)."""
+        share = True
+        m = _WHO_VERB.match(text)
+        if m and m.end() < len(text):
+            verb = m.group(1).lower()
+            forms = {verb}
+            if verb.endswith("s"):
+                forms.add(verb[:-1])
+            state.verbs = tuple(sorted(forms, key=len, reverse=True))
+            text = text[m.end() :]
+            share = False  # "Who likes Sewing or Granola Bars": every item is complete
+        else:
+            m = _WRAPPER.match(text)
+            if m and m.end() < len(text):
+                text = text[m.end() :]
+        return text.strip(" ,:;"), share
+
+    def _protect(self, text: str, state: _State) -> str:
+        lower = text.lower()
+        for phrase in self.protected_phrases:
+            start = lower.find(phrase)
+            while start != -1:
+                end = start + len(phrase)
+                before_ok = start == 0 or not lower[start - 1].isalnum()
+                after_ok = end == len(lower) or not lower[end].isalnum()
+                if before_ok and after_ok:
+                    key = f"\x00{len(state.protected)}\x00"
+                    state.protected[key] = text[start:end]
+                    text = text[:start] + key + text[end:]
+                    lower = text.lower()
+                    start = lower.find(phrase, start + len(key))
+                else:
+                    start = lower.find(phrase, end)
+        return text
+
+    def _restore(self, text: str, state: _State) -> str:
+        for key, value in state.protected.items():
+            text = text.replace(key, value)
+        return text
+
+    def _split_negation(self, body: str, state: _State) -> list[tuple[str, str]]:
+        """[(marker, positive text), (marker, excluded text), ...]; first marker is ""."""
+        pieces: list[tuple[str, str]] = []
+        last, marker = 0, ""
+        for m in _NEGATION.finditer(body):
+            pieces.append((marker, body[last : m.start()]))
+            marker = " ".join(m.group(0).lower().split())
+            last = m.end()
+            state.connective = True
+            if marker == "not":
+                state.confidence *= _PENALTY_BARE_NOT
+        pieces.append((marker, body[last:]))
+        return [(mk, _clean(seg)) for mk, seg in pieces]
+
+    def _split_clauses(self, positive: tuple[str, str], state: _State) -> list[str]:
+        text = positive[1]
+        if not text:
+            return []
+        clauses = [_clean(c) for c in _CLAUSE.split(text)]
+        if len(clauses) > 1:
+            state.connective = True
+        return [c for c in clauses if c]
+
+    def _split_list(self, segment: str, state: _State) -> tuple[str, list[_Item]]:
+        """("or"|"and", items) for one clause or one excluded segment."""
+        segment = _clean(segment)
+        has_or, has_and = bool(_HAS_OR.search(segment)), bool(_HAS_AND.search(segment))
+        if has_or:
+            state.connective = True
+            groups = [g for g in (_clean(x) for x in _OR_SPLIT.split(segment)) if g]
+            if has_and:
+                state.confidence *= _PENALTY_MIXED
+                # "A or B and C": keep each or-item whole here; _list_node splits on "and".
+            return "or", [_Item(self._finish(g, state)) for g in groups]
+        if has_and:
+            state.connective = True
+            parts = _AND_SPLIT.split(segment)
+        elif "," in segment:
+            state.connective = True
+            state.confidence *= _PENALTY_COMMA_ONLY
+            parts = segment.split(",")
+        else:
+            parts = [segment]
+        return "and", [_Item(self._finish(p, state)) for p in parts if _clean(p)]
+
+    def _finish(self, text: str, state: _State) -> str:
+        """Strip list-leading words ("both", "either") and a repeated question verb."""
+        text = _clean(text)
+        for _ in range(3):
+            before = text
+            text = _LEAD.sub("", text)
+            for verb in state.verbs:
+                text = re.sub(rf"^(?:also\s+)?{re.escape(verb)}\s+", "", text, flags=re.I)
+            if text == before:
+                break
+        return text
+
+    def _list_node(self, op: str, items: list[_Item], state: _State) -> LogicalQuery:
+        nodes: list[LogicalQuery] = []
+        for item in items:
+            text = item.text
+            if op == "or" and _HAS_AND.search(text):
+                sub = [p for p in (_clean(x) for x in _AND_SPLIT.split(text)) if p]
+                nodes.append(_make(And, [self._atom(p, state) for p in sub]))
+            else:
+                nodes.append(self._atom(text, state))
+        return _make(Or if op == "or" else And, nodes)
+
+    def _atom(self, text: str, state: _State) -> LogicalQuery:
+        text = _clean(self._restore(text, state))
+        m = _NON.match(text)
+        if m and m.group(1).lower().strip("-") not in _LEXICAL_NON:
+            state.connective = True
+            state.confidence *= _PENALTY_NON
+            rest = m.group(2)
+            return And((Atom(rest), Not(Atom(f"{m.group(1)} {rest}"))))
+        return Atom(text)
+
+    # --------------------------------------------------------------------- shared heads
+
+    def _share_heads(
+        self,
+        pos_lists: list[tuple[str, list[_Item]]],
+        neg_lists: list[tuple[str, tuple[str, list[_Item]]]],
+        state: _State,
+    ) -> None:
+        """Complete items whose head noun the text leaves implicit, in place."""
+        sequences = [items for _, items in pos_lists] + [items for _, (_, items) in neg_lists]
+        markers = [""] * len(pos_lists) + [marker for marker, _ in neg_lists]
+        flat = [it for items in sequences for it in items]
+        full = [it for it in flat if item_kind(it.text) == "full"]
+        ref = full[0].text if full else None
+        first = flat[0] if flat else None
+        for items, marker in zip(sequences, markers, strict=True):
+            for i, item in enumerate(items):
+                kind = item_kind(item.text)
+                new = item.text
+                if marker.endswith("without") and ref is not None and kind == "full":
+                    new = f"{head_noun(ref)} with {item.text}"
+                elif kind == "tail" and ref is not None:
+                    new = f"{head_noun(ref)} {lower_first(item.text)}"
+                elif kind == "bare":
+                    prev_full = next(
+                        (it.text for it in reversed(items[:i]) if item_kind(it.text) == "full"),
+                        None,
+                    )
+                    next_full = next(
+                        (it.text for it in items[i + 1 :] if item_kind(it.text) == "full"), None
+                    )
+                    if marker.endswith("without") and ref is not None and item.text != ref:
+                        new = f"{head_noun(ref)} with {item.text}"
+                    elif (
+                        is_proper_name(item.text)
+                        and (prev_full or ref)
+                        and head_prefix(prev_full or ref)
+                    ):
+                        if prev_full is None and item is first:
+                            continue
+                        new = f"{head_prefix(prev_full or ref)} {item.text}"
+                    elif prev_full is None and next_full is not None:
+                        new = f"{item.text} {head_noun(next_full).lower()}"
+                    elif item is not first and ref is not None:
+                        new = f"{item.text} {head_noun(ref).lower()}"
+                if new != item.text:
+                    item.text = new
+                    state.confidence *= _PENALTY_HEAD
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _clean(text: str) -> str:
+    """Trim spaces and list punctuation; keep "!" ("Chips Ahoy!") and abbreviations ("D.C.")."""
+    text = text.strip(" ,;:?")
+    while text.endswith("?") or (text.endswith(".") and not _ABBREVIATION.search(text)):
+        text = text[:-1].rstrip(" ,;:?")
+    return text.lstrip(" ,;:.!?")
+
+
+def _make(kind: type[And] | type[Or], nodes: list[LogicalQuery]) -> LogicalQuery:
+    """``kind`` of ``nodes``, flattening nested nodes of the same kind, keeping text order."""
+    flat: list[LogicalQuery] = []
+    for node in nodes:
+        flat.extend(node.args if isinstance(node, kind) else [node])
+    return flat[0] if len(flat) == 1 else kind(tuple(flat))
