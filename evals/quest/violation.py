@@ -1,0 +1,63 @@
+"""LogiCoL's negation violation (Shen et al. 2025, "LogiCoL: Logically-Informed Contrastive
+Learning for Set-based Dense Retrieval").
+
+For a query with negation the documents it must exclude are known from the atoms' gold
+sets: for "A that are not B" they are ``gold(A) ∩ gold(B)``, for "A that are also B but
+not C" ``gold(A) ∩ gold(B) ∩ gold(C)`` (the documents that satisfy everything except the
+negation). A ranking *violates* the negation when the excluded documents rank, on
+average, above the gold documents: ``AvgRank(excluded) < AvgRank(gold)`` (rank 1 = top).
+The violation rate is the share of applicable queries that violate.
+
+Conventions we chose (the paper does not spell them out):
+
+- ranks are 1-based positions in our ranking; a document the run did not retrieve gets
+  rank ``depth + 1`` where ``depth`` is the length of that query's ranking, i.e. all
+  unretrieved documents tie just below the last retrieved one;
+- a tie of the two averages (e.g. nothing relevant retrieved at all) is not a violation;
+- excluded documents that are also in the query's gold set (an annotation inconsistency
+  in real data) are dropped from the excluded set;
+- a query is not applicable (``None``) when its template has no negation, its atoms are
+  unknown, an atom has no gold set, or the excluded set is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+
+from logic_rag.evals.quest.data import NEGATION_TEMPLATES, QuestQuery
+
+__all__ = ["excluded_docs", "average_rank", "negation_violation"]
+
+
+def excluded_docs(query: QuestQuery, atom_sets: Mapping[str, Set[str]] | None) -> set[str] | None:
+    """Documents the negation in ``query`` must push down, or ``None`` if not applicable."""
+    if atom_sets is None or query.template not in NEGATION_TEMPLATES:
+        return None
+    atoms = query.atoms
+    if atoms is None or len(atoms) != NEGATION_TEMPLATES[query.template]:
+        return None
+    if any(atom not in atom_sets for atom in atoms):
+        return None
+    excluded = set(atom_sets[atoms[0]])
+    for atom in atoms[1:]:
+        excluded &= set(atom_sets[atom])
+    excluded -= query.docs
+    return excluded or None
+
+
+def average_rank(ranked: Sequence[str], docs: Set[str]) -> float:
+    """Mean 1-based rank of ``docs`` in ``ranked``; unretrieved documents rank ``len+1``."""
+    if not docs:
+        raise ValueError("average rank of an empty document set is undefined")
+    position = {doc: i + 1 for i, doc in enumerate(ranked)}
+    missing_rank = len(ranked) + 1
+    return sum(position.get(doc, missing_rank) for doc in docs) / len(docs)
+
+
+def negation_violation(
+    ranked: Sequence[str], gold: Set[str], excluded: Set[str]
+) -> tuple[bool, float, float]:
+    """``(violated, avg_rank_gold, avg_rank_excluded)`` for one ranked list."""
+    avg_gold = average_rank(ranked, gold)
+    avg_excluded = average_rank(ranked, excluded)
+    return avg_excluded < avg_gold, avg_gold, avg_excluded
