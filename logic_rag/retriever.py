@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,10 @@ _DOCS_FILE = "documents.jsonl"
 class Hit:
     """One retrieved document with its score and 1-based rank.
 
-    ``constraints`` (filled by logical strategies) maps each constraint of the query to
-    whether, or how strongly, this document satisfied it.
+    Logical strategies fill ``constraints`` (each constraint of the query, e.g.
+    ``"Flora of Malaysia"`` or ``"NOT Flora of Thailand"``, mapped to whether this
+    document satisfies it), ``constraint_scores`` (the same as degrees in [0, 1]) and
+    ``logic`` (the decomposed query, its confidence and its source).
     """
 
     id: str
@@ -45,7 +47,9 @@ class Hit:
     score: float
     rank: int
     metadata: dict[str, Any] = field(default_factory=dict)
-    constraints: dict[str, Any] = field(default_factory=dict)
+    constraints: dict[str, bool] = field(default_factory=dict)
+    constraint_scores: dict[str, float] = field(default_factory=dict)
+    logic: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON shape: ``{"id","title","score","text"}`` plus extras if set."""
@@ -59,6 +63,9 @@ class Hit:
             row["metadata"] = self.metadata
         if self.constraints:
             row["constraints"] = self.constraints
+            row["constraint_scores"] = self.constraint_scores
+        if self.logic:
+            row["logic"] = self.logic
         return row
 
 
@@ -118,8 +125,18 @@ class Retriever:
         return cls.build(load_documents(path, format), **kwargs)
 
     # ------------------------------------------------------------------ persistence
-    def save(self, out_dir: str | os.PathLike[str]) -> Path:
-        """Write the index folder atomically (see :mod:`logic_rag.index.store`)."""
+    def save(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        extra_files: Mapping[str, Callable[[Path], None]] | None = None,
+        extra_manifest: Mapping[str, Any] | None = None,
+    ) -> Path:
+        """Write the index folder atomically (see :mod:`logic_rag.index.store`).
+
+        ``extra_files`` / ``extra_manifest`` let wrappers (the logical retriever's sparse
+        index) store more files under the same manifest and checksums.
+        """
         manifest = {
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "model": {"name": self.encoder.name, "weights_sha256": self.encoder.fingerprint},
@@ -130,15 +147,14 @@ class Retriever:
             "document_count": len(self.documents),
             "documents_file": _DOCS_FILE,
             "index_file": _FAISS_FILE,
+            **(extra_manifest or {}),
         }
-        return write_folder(
-            out_dir,
-            {
-                _FAISS_FILE: self.index.save,
-                _DOCS_FILE: lambda p: atomic_write_jsonl(p, (d.to_json() for d in self.documents)),
-            },
-            manifest,
-        )
+        writers: dict[str, Callable[[Path], None]] = {
+            _FAISS_FILE: self.index.save,
+            _DOCS_FILE: lambda p: atomic_write_jsonl(p, (d.to_json() for d in self.documents)),
+            **(extra_files or {}),
+        }
+        return write_folder(out_dir, writers, manifest)
 
     @classmethod
     def load(
@@ -156,6 +172,20 @@ class Retriever:
         ``allow_model_mismatch`` is set, for example for a LORE-tuned query encoder whose
         document side is unchanged.
         """
+        return cls.load_with_manifest(
+            path, model=model, verify=verify, allow_model_mismatch=allow_model_mismatch
+        )[0]
+
+    @classmethod
+    def load_with_manifest(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        model: str | os.PathLike[str] | DenseEncoder | None = None,
+        verify: bool = True,
+        allow_model_mismatch: bool = False,
+    ) -> tuple[Retriever, dict[str, Any]]:
+        """:meth:`load`, also returning the verified manifest (for wrappers)."""
         folder = Path(path)
         manifest = read_manifest(folder, verify=verify)
         try:
@@ -204,7 +234,7 @@ class Retriever:
             raise IndexCorruptError(
                 f"{docs_path} holds {len(documents)} documents, the manifest says {count}"
             )
-        return cls(encoder, index, documents)
+        return cls(encoder, index, documents), manifest
 
     # ------------------------------------------------------------------ search
     def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:

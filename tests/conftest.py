@@ -44,3 +44,26 @@ def msmarco_small(shared_data):
     wanted = {d for q in judged_qids for d in data.qrels[q]}
     docs = [d for i, d in enumerate(data.corpus) if i < 300 or d.id in wanted]
     return docs, {q: data.queries[q] for q in judged_qids}, {q: data.qrels[q] for q in judged_qids}
+
+
+@pytest.fixture(scope="session")
+def small_world(tmp_path_factory):
+    """A 400-entity generated world on disk (documents, atoms, query splits)."""
+    from logic_rag.evals.world import WorldConfig, generate_world, write_world
+
+    out = tmp_path_factory.mktemp("world")
+    config = WorldConfig(
+        n_entities=400, n_queries_per_split={"train": 0, "val": 0, "test": 80}, seed=3
+    )
+    write_world(generate_world(config), out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_logic_retriever(small_world, minilm):
+    """A LogicRetriever over the small world with passages and SPLADE-tiny."""
+    from logic_rag.corpus import load_documents
+    from logic_rag.logic_retriever import LogicRetriever
+
+    docs = load_documents(small_world / "documents.jsonl")
+    return LogicRetriever.build(docs, model=minilm, sparse_model="splade-tiny")

@@ -132,11 +132,21 @@ class DenseIndex:
             )
         return self._index.search(queries, min(k, self.ntotal))
 
-    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
-        """Stored vectors for ``ids`` (exact for flat and HNSW, approximate for IVF-PQ)."""
+    def vectors(self) -> np.ndarray:
+        """All stored vectors as an ``(ntotal, dim)`` array, for re-scoring candidates.
+
+        Flat and HNSW indexes store raw vectors: this is a zero-copy view of FAISS's
+        memory. IVF-PQ stores codes only: the vectors are decoded (approximate) once.
+        """
+        if self.ntotal == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        faiss = _faiss()
         if self.kind == "ivfpq":
             self._index.make_direct_map()
-        return np.vstack([self._index.reconstruct(int(i)) for i in ids]).astype(np.float32)
+            return self._index.reconstruct_n(0, self.ntotal)
+        flat = self._index if self.kind == "flat" else faiss.downcast_index(self._index.storage)
+        raw = faiss.rev_swig_ptr(flat.get_xb(), self.ntotal * self.dim)
+        return np.asarray(raw).reshape(self.ntotal, self.dim)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to ``path`` atomically (FAISS binary format)."""

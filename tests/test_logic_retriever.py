@@ -1,0 +1,117 @@
+"""The logical retriever end to end on a generated world with MiniLM and SPLADE-tiny."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from logic_rag.errors import IndexCorruptError
+from logic_rag.evals.quest import evaluate_run, load_atom_sets, load_quest_queries
+from logic_rag.evals.quest.runner import gold_logical_query
+from logic_rag.logic_retriever import STRATEGIES, LogicConfig, LogicRetriever
+from logic_rag.query import And, Atom, Not
+
+
+@pytest.fixture(scope="module")
+def world_queries(small_world):
+    return load_quest_queries(small_world / "test.jsonl"), load_atom_sets(
+        small_world / "atoms.jsonl"
+    )
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_returns_explained_hits(small_logic_retriever, strategy):
+    query = "Italian crime films that are not 1970s films"
+    hits = small_logic_retriever.search(query, k=7, strategy=strategy)
+    assert [h.rank for h in hits] == list(range(1, 8))
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+    assert len({h.id for h in hits}) == 7
+    if strategy != "vanilla":
+        for hit in hits:
+            assert set(hit.constraints) == {"Italian crime films", "NOT 1970s films"}
+            for name, ok in hit.constraints.items():
+                assert ok == (hit.constraint_scores[name] >= 0.5)
+            assert hit.logic["query"] == "Italian crime films NOT 1970s films"
+
+
+def test_decomposition_and_gold_logic_agree_on_a_simple_query(small_logic_retriever):
+    text = "Italian crime films that are not 1970s films"
+    gold = And((Atom("Italian crime films"), Not(Atom("1970s films"))))
+    assert small_logic_retriever.decompose(text).query == gold
+    by_rules = small_logic_retriever.search(text, k=10, strategy="setops")
+    by_gold = small_logic_retriever.search(text, k=10, strategy="setops", logical_query=gold)
+    assert [h.id for h in by_rules] == [h.id for h in by_gold]
+
+
+def test_logic_lowers_negation_violations_on_the_world(small_logic_retriever, world_queries):
+    queries, atom_sets = world_queries
+    negation = [q for q in queries if q.template and "not" in q.template]
+    assert len(negation) >= 10
+    rates = {}
+    for strategy in ("vanilla", "setops"):
+        found = small_logic_retriever.search_batch(
+            [q.query for q in negation], k=100, strategy=strategy
+        )
+        run = {
+            q.qid: [(h.id, h.score) for h in hits] for q, hits in zip(negation, found, strict=True)
+        }
+        rates[strategy] = evaluate_run(run, negation, atom_sets)["all"]["violation_rate"]
+    assert rates["setops"] < rates["vanilla"]
+
+
+def test_batch_equals_single_and_gold_logic_parses(small_logic_retriever, world_queries):
+    queries, _ = world_queries
+    texts = [q.query for q in queries[:6]]
+    batch = small_logic_retriever.search_batch(texts, k=5, strategy="rerank")
+    for text, hits in zip(texts, batch, strict=True):
+        assert [h.id for h in hits] == [h.id for h in small_logic_retriever.search(text, k=5)]
+    assert all(gold_logical_query(q) is not None for q in queries)
+
+
+def test_deep_rankings_continue_past_the_candidates(small_logic_retriever):
+    hits = small_logic_retriever.search("Flora of Malaysia but not Flora of Thailand", k=300)
+    assert len(hits) == 300
+    assert len({h.id for h in hits}) == 300
+
+
+def test_save_load_keeps_passages_and_sparse(small_logic_retriever, tmp_path):
+    out = small_logic_retriever.save(tmp_path / "idx")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["passages"] is True and manifest["sparse"]["model"] == "splade-tiny"
+    loaded = LogicRetriever.load(out, model=small_logic_retriever.dense.encoder)
+    query = "Novels set in Massachusetts that are not British novels"
+    for strategy in ("setops", "splade-compose"):
+        a = small_logic_retriever.search(query, k=5, strategy=strategy)
+        b = loaded.search(query, k=5, strategy=strategy)
+        assert [h.id for h in a] == [h.id for h in b]
+        np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=1e-4)
+    data = bytearray((out / "passages.npy").read_bytes())
+    data[-3] ^= 0xFF
+    (out / "passages.npy").write_bytes(bytes(data))
+    with pytest.raises(IndexCorruptError, match="passages.npy"):
+        LogicRetriever.load(out, model=small_logic_retriever.dense.encoder)
+
+
+def test_errors(small_logic_retriever):
+    with pytest.raises(ValueError, match="unknown strategy 'magic'"):
+        small_logic_retriever.search("films", strategy="magic")
+    with pytest.raises(ValueError, match="empty"):
+        small_logic_retriever.search("  ")
+    with pytest.raises(ValueError, match="k must be positive"):
+        small_logic_retriever.search("films", k=0)
+    dense_only = LogicRetriever(small_logic_retriever.dense)
+    with pytest.raises(ValueError, match="needs a SPLADE index"):
+        dense_only.search("films", strategy="splade")
+    with pytest.raises(ValueError, match="temperature"):
+        LogicConfig(temperature=0)
+
+
+def test_with_config_changes_only_the_knobs(small_logic_retriever):
+    strict = small_logic_retriever.with_config(rerank_weight=0.0)
+    query = "Italian crime films that are not 1970s films"
+    plain = small_logic_retriever.search(query, k=10, strategy="vanilla")
+    assert [h.id for h in strict.search(query, k=10, strategy="rerank")] == [h.id for h in plain]
+    assert strict.config.rerank_weight == 0.0
+    assert small_logic_retriever.config.rerank_weight == LogicConfig().rerank_weight
