@@ -16,35 +16,51 @@ __all__ = ["main", "build_parser"]
 
 def _cmd_index(args: argparse.Namespace) -> int:
     from logic_rag.corpus import load_documents
-    from logic_rag.retriever import Retriever
+    from logic_rag.logic_retriever import LogicRetriever
 
     docs = load_documents(args.docs, args.format)
     print(f"read {len(docs):,} documents from {args.docs}", file=sys.stderr)
-    retriever = Retriever.build(
-        docs, model=args.model, index=args.index, show_progress_bar=not args.quiet
+    retriever = LogicRetriever.build(
+        docs,
+        model=args.model,
+        index=args.index,
+        passages=not args.no_passages,
+        sparse_model=args.sparse_model,
+        show_progress_bar=not args.quiet,
     )
     out = retriever.save(args.out)
+    extras = "" if args.no_passages else " + sentence vectors"
+    extras += f" + {args.sparse_model}" if args.sparse_model else ""
     print(
-        f"indexed {len(docs):,} documents with {retriever.encoder.name} "
-        f"({retriever.index.dim}-d, {args.index}) into {out}",
+        f"indexed {len(docs):,} documents with {retriever.dense.encoder.name} "
+        f"({retriever.dense.index.dim}-d, {args.index}{extras}) into {out}",
         file=sys.stderr,
     )
     return 0
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from logic_rag.retriever import Retriever
+    from logic_rag.logic_retriever import LogicRetriever
 
-    retriever = Retriever.load(args.index_dir, model=args.model)
-    hits = retriever.search(args.query, k=args.k)
+    retriever = LogicRetriever.load(args.index_dir, model=args.model)
+    hits = retriever.search(args.query, k=args.k, strategy=args.strategy)
     if args.json:
-        json.dump([h.to_json() for h in hits], sys.stdout, ensure_ascii=False, indent=2)
+        keep = None if args.explain else ("id", "title", "score", "text")
+        rows = [{k: v for k, v in h.to_json().items() if keep is None or k in keep} for h in hits]
+        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
-    else:
-        for hit in hits:
-            snippet = " ".join(hit.text.split())[:160]
-            title = f"{hit.title} | " if hit.title else ""
-            print(f"{hit.rank:>3}. {hit.score:.4f}  [{hit.id}] {title}{snippet}")
+        return 0
+    if hits and hits[0].logic:
+        print(f"logic: {hits[0].logic['query']}")
+    for hit in hits:
+        snippet = " ".join(hit.text.split())[:160]
+        title = f"{hit.title} | " if hit.title else ""
+        print(f"{hit.rank:>3}. {hit.score:.4f}  [{hit.id}] {title}{snippet}")
+        if hit.constraints:
+            marks = ", ".join(
+                f"{'✓' if ok else '✗'} {name}" for name, ok in hit.constraints.items()
+            )
+            print(f"       {marks}")
     return 0
 
 
@@ -77,6 +93,46 @@ def _cmd_eval_beir(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval_quest(args: argparse.Namespace) -> int:
+    from logic_rag.evals.quest.runner import print_table, run_eval_quest
+
+    strategies = [s.strip() for s in args.strategy.split(",") if s.strip()]
+    results = run_eval_quest(
+        docs=args.docs,
+        queries=args.queries,
+        out=args.out,
+        model=args.model,
+        strategies=strategies,
+        atoms=args.atoms,
+        index=args.index,
+        gold_logic=args.gold_logic,
+        depth=args.depth,
+    )
+    print_table(results)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from logic_rag.evals.demo import run_demo
+
+    run_demo(
+        args.out,
+        entities=args.entities,
+        test_queries=args.test_queries,
+        model=args.model,
+        sparse=not args.no_sparse,
+        seed=args.seed,
+    )
+    return 0
+
+
+def _cmd_world(args: argparse.Namespace) -> int:
+    from logic_rag.evals.world import main as world_main
+
+    argv = ["--out", args.out, "--entities", str(args.entities), "--seed", str(args.seed)]
+    return int(world_main(argv) or 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -97,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--index", default="flat", choices=["flat", "hnsw", "ivfpq"], help="FAISS index kind"
     )
     p.add_argument("--format", default="auto", choices=["auto", "quest", "beir", "jsonl", "text"])
+    p.add_argument(
+        "--no-passages",
+        action="store_true",
+        help="skip sentence vectors (half the indexing time; weaker constraint checks)",
+    )
+    p.add_argument(
+        "--sparse-model", default=None, help="also build a SPLADE index (e.g. splade-tiny)"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_index)
 
@@ -105,7 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="the query text")
     p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
     p.add_argument("--json", action="store_true", help='print [{"id","title","score","text"}]')
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="with --json, add each hit's constraints, constraint_scores and logic",
+    )
     p.add_argument("--model", default=None, help="query encoder (default: the index's model)")
+    p.add_argument(
+        "--strategy",
+        default="rerank",
+        help="vanilla, rerank (default), setops, fusion, fusion-product, orthogonal, splade, "
+        "splade-compose, splade-nrf",
+    )
     p.set_defaults(func=_cmd_search)
 
     p = sub.add_parser("eval", help="evaluate retrieval on a benchmark")
@@ -116,6 +191,44 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--split", default="test", help="qrels split (default: test)")
     e.add_argument("--json", action="store_true", help="print the result as JSON")
     e.set_defaults(func=_cmd_eval_beir)
+
+    e = eval_sub.add_parser("quest", help="QUEST-style set retrieval metrics per template")
+    e.add_argument("--docs", help="QUEST documents.jsonl (or any corpus the loaders read)")
+    e.add_argument("--queries", required=True, help="QUEST-format query file (e.g. test.jsonl)")
+    e.add_argument("--out", required=True, help="folder for results.json (and report.md)")
+    e.add_argument("--model", default="minilm", help="dense model (default: minilm)")
+    e.add_argument(
+        "--strategy",
+        default="rerank",
+        help="strategy, or several separated by commas (vanilla,rerank,setops,fusion,"
+        "fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
+    )
+    e.add_argument("--atoms", help="atom gold sets (default: atoms.jsonl beside --queries)")
+    e.add_argument("--index", help="index folder to reuse, or to write if it does not exist")
+    e.add_argument(
+        "--gold-logic",
+        action="store_true",
+        help="use the QUEST template and atoms instead of the decomposer",
+    )
+    e.add_argument("--depth", type=int, default=1000, help="ranking depth (default 1000)")
+    e.set_defaults(func=_cmd_eval_quest)
+
+    p = sub.add_parser(
+        "demo", help="generate a world, index it, compare strategies, write a report"
+    )
+    p.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
+    p.add_argument("--entities", type=int, default=3000)
+    p.add_argument("--test-queries", type=int, default=350)
+    p.add_argument("--model", default="minilm")
+    p.add_argument("--no-sparse", action="store_true", help="skip SPLADE-tiny")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("world", help="generate a QUEST-format world (documents, queries, atoms)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--entities", type=int, default=3000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_world)
 
     p = sub.add_parser("models", help="list the offline model registry")
     p.set_defaults(func=_cmd_models)

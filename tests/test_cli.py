@@ -37,6 +37,19 @@ def test_index_then_search_json(tmp_path, capsys):
     hits = json.loads(capsys.readouterr().out)
     assert [h["id"] for h in hits][0] == "Fahrenheit"
     assert set(hits[0]) == {"id", "title", "score", "text"}
+    argv = [
+        "search",
+        str(tmp_path / "idx"),
+        "music genres or vegetables but not tubers",
+        "--json",
+        "--explain",
+    ]
+    assert main([*argv, "--strategy", "setops"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert explained[0]["logic"]["query"] == "(music genres OR vegetables) NOT tubers"
+    assert set(explained[0]["constraints"]) == {"music genres", "vegetables", "NOT tubers"}
+    assert main(["search", str(tmp_path / "idx"), "jazz", "--strategy", "nope"]) == 2
+    assert "unknown strategy" in capsys.readouterr().err
     assert main(["search", str(tmp_path / "idx"), "  "]) == 2
     assert "empty" in capsys.readouterr().err
 

@@ -1,0 +1,163 @@
+"""Run logical retrieval strategies over QUEST-format queries and score them.
+
+``logic-rag eval quest`` and ``logic-rag demo`` both go through :func:`evaluate_strategies`:
+one index, many strategies, one set of metrics per strategy. Queries are decomposed by
+the retriever's decomposer (what a user gets); ``gold_logic=True`` uses the template and
+``<mark>`` atoms of each QUEST record instead (an oracle decomposition).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from logic_rag.evals.quest.data import QuestQuery, load_atom_sets, load_quest_queries
+from logic_rag.evals.quest.metrics import evaluate_run
+from logic_rag.evals.quest.report import (
+    format_table,
+    plot_recall_by_template,
+    write_report_md,
+    write_results,
+)
+
+__all__ = [
+    "gold_logical_query",
+    "evaluate_strategies",
+    "run_eval_quest",
+    "write_outputs",
+    "print_table",
+]
+
+
+def gold_logical_query(query: QuestQuery) -> Any | None:
+    """The query's logic from its QUEST template and atoms, or None when unknown."""
+    from logic_rag.query import from_template
+
+    if not query.template or not query.atoms:
+        return None
+    try:
+        return from_template(query.template, list(query.atoms))
+    except (ValueError, KeyError):
+        return None
+
+
+def evaluate_strategies(
+    retriever: Any,
+    queries: Sequence[QuestQuery],
+    strategies: Sequence[str],
+    *,
+    atom_sets: dict[str, set[str]] | None = None,
+    depth: int = 1000,
+    gold_logic: bool = False,
+    batch_size: int = 64,
+    progress: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """``{strategy: evaluate_run(...)}`` for every strategy, searched in batches."""
+    from tqdm.auto import tqdm
+
+    logic = [gold_logical_query(q) for q in queries] if gold_logic else None
+    depth = min(depth, len(retriever))
+    results: dict[str, dict[str, Any]] = {}
+    for strategy in strategies:
+        run: dict[str, list[tuple[str, float]]] = {}
+        bar = tqdm(
+            total=len(queries), desc=f"{strategy:<15}", disable=not progress, file=sys.stderr
+        )
+        for start in range(0, len(queries), batch_size):
+            batch = queries[start : start + batch_size]
+            found = retriever.search_batch(
+                [q.query for q in batch],
+                k=depth,
+                strategy=strategy,
+                logical_queries=None if logic is None else logic[start : start + batch_size],
+            )
+            for q, hits in zip(batch, found, strict=True):
+                run[q.qid] = [(h.id, float(h.score)) for h in hits]
+            bar.update(len(batch))
+        bar.close()
+        results[strategy] = evaluate_run(run, list(queries), atom_sets)
+    return results
+
+
+def run_eval_quest(
+    *,
+    docs: str | os.PathLike[str] | None,
+    queries: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    model: str = "minilm",
+    strategies: Sequence[str] = ("rerank",),
+    atoms: str | os.PathLike[str] | None = None,
+    index: str | os.PathLike[str] | None = None,
+    sparse_model: str | None = None,
+    gold_logic: bool = False,
+    depth: int = 1000,
+) -> dict[str, dict[str, Any]]:
+    """Build (or open) an index, evaluate ``strategies``, write results and a report.
+
+    With one strategy, ``out/results.json``; with several, ``out/<strategy>/results.json``
+    each, plus ``out/report.md`` and ``out/recall_by_template.png`` comparing them.
+    ``atoms`` defaults to ``atoms.jsonl`` beside the query file when it exists (our
+    generated worlds); without atom gold sets ``violation_rate`` is null.
+    """
+    from logic_rag.corpus import load_documents
+    from logic_rag.logic_retriever import LogicRetriever
+
+    queries_path = Path(queries)
+    loaded = load_quest_queries(queries_path)
+    if atoms is None and (queries_path.parent / "atoms.jsonl").is_file():
+        atoms = queries_path.parent / "atoms.jsonl"
+    atom_sets = load_atom_sets(atoms) if atoms is not None else None
+    if index is not None and Path(index, "manifest.json").is_file():
+        retriever = LogicRetriever.load(index)
+    else:
+        if docs is None:
+            raise ValueError("pass --docs (a corpus to index) or --index (an existing index)")
+        needs_sparse = any(s.startswith("splade") for s in strategies)
+        retriever = LogicRetriever.build(
+            load_documents(docs),
+            model=model,
+            sparse_model=sparse_model or ("splade-tiny" if needs_sparse else None),
+        )
+        if index is not None:
+            retriever.save(index)
+    results = evaluate_strategies(
+        retriever, loaded, strategies, atom_sets=atom_sets, depth=depth, gold_logic=gold_logic
+    )
+    write_outputs(
+        Path(out), results, model=retriever.dense.encoder.name, extra={"gold_logic": gold_logic}
+    )
+    return results
+
+
+def write_outputs(
+    out: Path,
+    results: dict[str, dict[str, Any]],
+    *,
+    model: str,
+    extra: dict[str, Any] | None = None,
+    title: str = "QUEST evaluation",
+    notes: str | None = None,
+    figures: Sequence[Path] = (),
+) -> None:
+    """results.json per strategy, and for several strategies report.md and a plot."""
+    out.mkdir(parents=True, exist_ok=True)
+    if len(results) == 1:
+        ((strategy, metrics),) = results.items()
+        write_results(out, strategy=strategy, model=model, metrics=metrics, extra=extra)
+        return
+    for strategy, metrics in results.items():
+        write_results(out / strategy, strategy=strategy, model=model, metrics=metrics, extra=extra)
+    plot = plot_recall_by_template(results, out / "recall_by_template.png")
+    write_report_md(out / "report.md", results, title=title, notes=notes, figures=[plot, *figures])
+
+
+def print_table(
+    results: dict[str, dict[str, Any]], metrics: Sequence[str] = ("R@20", "violation_rate")
+) -> None:
+    """Per-template table on standard output."""
+    for metric in metrics:
+        print(f"\n{metric} by template\n")
+        print(format_table(results, (metric,)))
