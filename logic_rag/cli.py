@@ -13,6 +13,16 @@ from collections.abc import Sequence
 
 __all__ = ["main", "build_parser"]
 
+#: Optional dependencies and the extra that installs each.
+_EXTRAS = {
+    "ir_measures": "eval",
+    "matplotlib": "eval",
+    "datasets": "train",
+    "accelerate": "train",
+    "llama_index": "llama-index",
+    "langchain_core": "langchain",
+}
+
 
 def _cmd_index(args: argparse.Namespace) -> int:
     from logic_rag.corpus import load_documents
@@ -245,6 +255,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (LogicRagError, FileNotFoundError, FileExistsError, ValueError) as exc:
         print(f"logic-rag {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        extra = _EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(
+            f"logic-rag {args.command}: error: this command needs {exc.name!r}; install it "
+            f"with: pip install 'logic-rag[{extra}]'",
+            file=sys.stderr,
+        )
         return 2
 
 

@@ -1,0 +1,35 @@
+"""The README examples run as written and print logic-respecting results."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "integrations" / "examples"
+
+
+@pytest.mark.parametrize(
+    ("script", "framework"),
+    [("llama_index_example.py", "llama_index.core"), ("langchain_example.py", "langchain_core")],
+)
+def test_example_runs(script, framework):
+    pytest.importorskip(framework)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    # The berry is ranked below the California fruits that are not berries, and flagged.
+    assert "Avocados" in lines[0] and "Almonds" in lines[2]
+    assert "Strawberries" in lines[4] and "'NOT berries': False" in lines[5]
+    assert "'NOT berries': True" in lines[1]
+    assert len((EXAMPLES / script).read_text().splitlines()) <= 30
