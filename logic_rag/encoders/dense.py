@@ -109,7 +109,10 @@ class DenseEncoder:
     @property
     def dimension(self) -> int:
         """Embedding dimension."""
-        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        getter = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
         dim = getter()
         if dim is None:  # pragma: no cover - only for exotic models
             dim = int(self.encode_queries(["dimension probe"]).shape[1])

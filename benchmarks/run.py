@@ -1,0 +1,239 @@
+"""Run logic-rag's benchmarks, print a table and write the numbers as JSON.
+
+    python -m benchmarks.run                       # 20k and 100k documents (long)
+    python -m benchmarks.run --quick               # 2k and 5k documents, a few minutes
+    python -m benchmarks.run --sizes 20000,100000 --encode-max 100000 --out bench.json
+
+See benchmarks/README.md for what every number means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_OUT", "main", "parse_args", "format_table"]
+
+DEFAULT_OUT = Path("runs") / "bench" / "bench.json"
+
+_FULL = {
+    "sizes": "20000,100000",
+    "encode_max": 20000,
+    "queries": 200,
+    "logic_size": 100_000,
+    "logic_sample": 5000,
+    "logic_queries": 50,
+}
+_QUICK = {
+    "sizes": "2000,5000",
+    "encode_max": 1000,
+    "queries": 50,
+    "logic_size": 5000,
+    "logic_sample": 300,
+    "logic_queries": 20,
+}
+
+
+def _positive_ints(text: str) -> list[int]:
+    try:
+        values = [int(v.replace("_", "")) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of document counts, e.g. 20000,100000"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: document counts must be positive integers")
+    return values
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line; unset options take the full (or ``--quick``) defaults."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run",
+        description="logic-rag benchmarks: dense engine vs raw sentence-transformers+FAISS, "
+        "and latency of the logical strategies vs vanilla.",
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes (2k/5k documents)")
+    parser.add_argument(
+        "--sizes", type=_positive_ints, help=f"dense corpus sizes (default {_FULL['sizes']})"
+    )
+    parser.add_argument(
+        "--encode-max",
+        type=int,
+        help="documents really encoded per side for throughput; larger sizes are filled with "
+        f"noisy copies for the latency part (default {_FULL['encode_max']}; 0 = all)",
+    )
+    parser.add_argument("--queries", type=int, help="dense queries (default 200)")
+    parser.add_argument("--chunk", type=int, default=2048, help="documents per timed chunk")
+    parser.add_argument("--logic-size", type=int, help="logic corpus size (default 100000)")
+    parser.add_argument(
+        "--logic-sample", type=int, help="documents really encoded for the logic corpus"
+    )
+    parser.add_argument("--logic-queries", type=int, help="three-atom queries (default 50)")
+    parser.add_argument(
+        "--strategies",
+        default="vanilla,rerank,setops,fusion,orthogonal",
+        help="logic strategies to time (must include vanilla)",
+    )
+    parser.add_argument("--only", choices=("dense", "logic"), help="run one benchmark only")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    parser.add_argument("--seed", type=int, default=0, help="world seed")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default {DEFAULT_OUT})"
+    )
+    args = parser.parse_args(argv)
+    defaults = _QUICK if args.quick else _FULL
+    if args.sizes is None:
+        args.sizes = _positive_ints(str(defaults["sizes"]))
+    for name in ("encode_max", "queries", "logic_size", "logic_sample", "logic_queries"):
+        if getattr(args, name) is None:
+            setattr(args, name, defaults[name])
+    for name in ("queries", "chunk", "logic_size", "logic_sample", "logic_queries"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.encode_max < 0:
+        parser.error("--encode-max must be >= 0 (0 encodes every document)")
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be >= 1")
+    args.strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    return args
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """A plain-text table of a result dict produced by :func:`main`."""
+    lines = []
+    dense = result.get("dense")
+    if dense:
+        lines.append(f"dense engine vs raw sentence-transformers + IndexFlatIP ({dense['model']})")
+        lines.append(f"{'measure':<34}{'logic-rag':>12}{'raw':>12}{'ratio':>8}  target")
+        for row in dense["throughput"]:
+            lines.append(
+                f"{'docs/s @ ' + format(row['documents'], ','):<34}"
+                f"{_fmt(row['logic_rag_docs_per_s']):>12}{_fmt(row['raw_docs_per_s']):>12}"
+                f"{row['ratio']:>8.3f}  >= {row['target']} "
+                f"{'ok' if row['meets_target'] else 'MISSED'}"
+            )
+        for row in dense["latency"]:
+            tag = format(row["documents"], ",")
+            if row["synthetic_documents"]:
+                tag += "*"
+            for p in ("p50", "p95"):
+                ours, theirs = row["logic_rag"][f"{p}_ms"], row["raw"][f"{p}_ms"]
+                target = ""
+                if p == "p50":
+                    ok = "ok" if row["meets_target"] else "MISSED"
+                    target = f"<= {row['target_p50_ratio']} {ok}"
+                lines.append(
+                    f"{'query ' + p + ' ms @ ' + tag:<34}{_fmt(ours):>12}{_fmt(theirs):>12}"
+                    f"{row[p + '_ratio']:>8.3f}  {target}"
+                )
+        if any(r["synthetic_documents"] for r in dense["latency"]):
+            lines.append(
+                f"* beyond {dense['encoded_documents']:,} encoded documents, "
+                "noisy copies of their vectors"
+            )
+        lines.append("")
+    logic = result.get("logic_latency")
+    if logic:
+        lines.append(
+            f"logical strategies, {logic['queries']} three-atom queries over "
+            f"{logic['documents']:,} documents ({logic['sampled_documents']:,} encoded, "
+            f"{logic['sentences']:,} sentence vectors)"
+        )
+        lines.append(f"{'strategy':<14}{'p50 ms':>10}{'p95 ms':>10}{'p50/van':>9}{'p95/van':>9}")
+        for row in logic["strategies"]:
+            target = ""
+            if "target_ratio" in row:
+                ok = "ok" if row["meets_target"] else "MISSED"
+                target = f"  <= {row['target_ratio']} {ok}"
+            lines.append(
+                f"{row['strategy']:<14}{_fmt(row['p50_ms']):>10}{_fmt(row['p95_ms']):>10}"
+                f"{row['p50_ratio']:>9.2f}{row['p95_ratio']:>9.2f}{target}"
+            )
+        lines.append("")
+    machine = result["machine"]
+    lines.append(
+        f"{machine['cpu_model']}; {machine['usable_cores']} cores, torch "
+        f"{machine['torch_threads']} threads, faiss {machine['faiss_omp_threads']} threads; "
+        f"load average {result['load_average_start']} -> {result['load_average_end']}"
+    )
+    return "\n".join(lines)
+
+
+def _log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the selected benchmarks; prints the table to stdout and writes ``--out``."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = parse_args(argv)
+
+    import torch
+
+    from benchmarks import bench_dense, bench_logic_latency
+    from benchmarks.common import machine_info
+    from logic_rag.atomic import atomic_write_json
+
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    started = time.perf_counter()
+    result: dict[str, Any] = {
+        "benchmark": "logic-rag",
+        "command": " ".join(["python -m benchmarks.run", *(argv or sys.argv[1:])]),
+        "machine": machine_info(),
+        "settings": {
+            "quick": args.quick,
+            "sizes": args.sizes,
+            "encode_max": args.encode_max,
+            "queries": args.queries,
+            "chunk": args.chunk,
+            "logic_size": args.logic_size,
+            "logic_sample": args.logic_sample,
+            "logic_queries": args.logic_queries,
+            "strategies": args.strategies,
+            "seed": args.seed,
+        },
+        "load_average_start": load_start,
+    }
+    if args.only in (None, "dense"):
+        result["dense"] = bench_dense.run(
+            args.sizes,
+            encode_max=args.encode_max or None,
+            n_queries=args.queries,
+            chunk=args.chunk,
+            seed=args.seed,
+            log=_log,
+        )
+    if args.only in (None, "logic"):
+        result["logic_latency"] = bench_logic_latency.run(
+            args.logic_size,
+            sample=args.logic_sample,
+            n_queries=args.logic_queries,
+            strategies=args.strategies,
+            seed=args.seed,
+            log=_log,
+        )
+    result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["seconds"] = time.perf_counter() - started
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(args.out, result)
+    print(format_table(result))
+    print(f"\nwrote {args.out} ({result['seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
