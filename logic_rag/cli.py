@@ -143,6 +143,16 @@ def _cmd_world(args: argparse.Namespace) -> int:
     return int(world_main(argv) or 0)
 
 
+def _cmd_finetune(args: argparse.Namespace) -> int:
+    if args.recipe == "entailment":
+        from logic_rag.finetune.entailment.train import main as entailment_main
+
+        return int(entailment_main(args.rest) or 0)
+    raise ValueError(  # pragma: no cover - argparse restricts the choices
+        f"unknown recipe {args.recipe!r}"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -239,6 +249,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--entities", type=int, default=3000)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_world)
+
+    p = sub.add_parser(
+        "finetune",
+        help="fine-tune a retriever (recipes: entailment; supcon/logicol/lore to come)",
+        description="Run a fine-tuning recipe; arguments after the recipe name go to it "
+        "(e.g. `logic-rag finetune entailment --help`).",
+    )
+    p.add_argument("recipe", choices=["entailment"], help="the recipe to run")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="the recipe's own arguments")
+    p.set_defaults(func=_cmd_finetune)
 
     p = sub.add_parser("models", help="list the offline model registry")
     p.set_defaults(func=_cmd_models)
