@@ -98,6 +98,7 @@ def run_demo(
     from logic_rag.evals.quest.runner import evaluate_strategies, print_table, write_outputs
     from logic_rag.evals.world import WorldConfig, generate_world, write_world
     from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.query import render
 
     out = Path(out)
     started = time.perf_counter()
@@ -124,15 +125,18 @@ def run_demo(
         f"[demo] indexed with {model}{' + splade-tiny' if sparse else ''} in {time.perf_counter() - t:.0f}s"
     )
 
-    example = queries[0].query
-    for q in queries:
-        if q.template == "_ that are also _ but not _":
-            example = q.query
-            break
-    _log(f"\n[demo] example: {example!r}")
-    _log(f"[demo] decomposed: {retriever.decompose(example)}")
-    for hit in retriever.search(example, k=5):
-        _log(f"  {hit.rank}. {hit.title:<40} {hit.score:.3f}  {hit.constraints}")
+    example = next((q for q in queries if q.template == "_ that are also _ but not _"), queries[0])
+    _log(f"\n[demo] example: {example.query!r}")
+    _log(f"[demo] decomposed: {render(retriever.decompose(example.query).query)}")
+    for strategy in [
+        s for s in ("vanilla", "rerank", "setops", "splade-compose") if s in strategies
+    ]:
+        _log(f"[demo] top 5 by {strategy} (* = in the gold set):")
+        for hit in retriever.search(example.query, k=5, strategy=strategy):
+            mark = "*" if hit.id in example.docs else " "
+            failed = [name for name, ok in hit.constraints.items() if not ok]
+            why = f"  fails: {', '.join(failed)}" if failed else ""
+            _log(f"  {mark} {hit.rank}. {hit.title:<38} {hit.score:7.3f}{why}")
 
     results = evaluate_strategies(retriever, queries, strategies, atom_sets=atom_sets)
     scatter = _scatter(retriever, world_dir, "test", out)
