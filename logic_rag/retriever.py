@@ -25,7 +25,7 @@ from logic_rag.index.faiss_index import DenseIndex, IndexKind
 from logic_rag.index.store import read_manifest, write_folder
 from logic_rag.models import DEFAULT_DENSE_MODEL
 
-__all__ = ["Hit", "Retriever"]
+__all__ = ["Hit", "Retriever", "make_hits"]
 
 _FAISS_FILE = "index.faiss"
 _DOCS_FILE = "documents.jsonl"
@@ -238,13 +238,7 @@ class Retriever:
 
     # ------------------------------------------------------------------ search
     def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
-        hits = []
-        for rank, (score, idx) in enumerate(zip(scores.tolist(), ids.tolist(), strict=True), 1):
-            if idx < 0:
-                break
-            doc = self.documents[idx]
-            hits.append(Hit(doc.id, doc.title, doc.text, score, rank, doc.metadata))
-        return hits
+        return make_hits(self.documents, scores, ids)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` documents most similar to ``query``. An empty query raises ValueError."""
@@ -257,6 +251,17 @@ class Retriever:
         texts = check_texts(queries, "query")
         scores, ids = self.index.search(self.encoder.encode_queries(texts), k)
         return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
+
+
+def make_hits(documents: Sequence[Document], scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
+    """Hits for one ranked row of (scores, row ids); stops at the first missing slot."""
+    hits = []
+    for rank, (score, idx) in enumerate(zip(scores.tolist(), ids.tolist(), strict=True), 1):
+        if idx < 0 or not np.isfinite(score):
+            break
+        doc = documents[idx]
+        hits.append(Hit(doc.id, doc.title, doc.text, float(score), rank, doc.metadata))
+    return hits
 
 
 def _checked_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:

@@ -35,7 +35,7 @@ from logic_rag.corpus import Document
 from logic_rag.errors import IndexMismatchError
 from logic_rag.index.inverted import InvertedIndex
 from logic_rag.query.algebra import Atom, LogicalQuery, Not, Or
-from logic_rag.retriever import Hit
+from logic_rag.retriever import Hit, make_hits
 
 __all__ = ["SparseSide", "compose_sparse"]
 
@@ -180,10 +180,4 @@ class SparseSide:
         return [self._hits(*r) for r in results if r is not None]
 
     def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
-        hits = []
-        for rank, (score, idx) in enumerate(zip(scores.tolist(), ids.tolist(), strict=True), 1):
-            if idx < 0 or not np.isfinite(score):
-                break
-            doc = self.documents[idx]
-            hits.append(Hit(doc.id, doc.title, doc.text, float(score), rank, doc.metadata))
-        return hits
+        return make_hits(self.documents, scores, ids)
