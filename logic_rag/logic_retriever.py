@@ -125,6 +125,11 @@ class _Plan:
     atoms: list[Atom]
     row: int  # row of the whole-query vector; atoms follow it
 
+    @property
+    def texts(self) -> list[str]:
+        """The texts this plan encodes: the whole query, then its atoms (rows from ``row``)."""
+        return [self.text, *(a.text for a in self.atoms)]
+
 
 class LogicRetriever:
     """Dense (and optionally SPLADE) retrieval that respects AND / OR / NOT.
@@ -344,7 +349,7 @@ class LogicRetriever:
         if strategy.startswith("splade"):
             found = self.sparse.search(plans, k, strategy, self.config)
             return self._explain(plans, found)
-        all_texts = [t for p in plans for t in (p.text, *(a.text for a in p.atoms))]
+        all_texts = [t for p in plans for t in p.texts]
         vectors = self.dense.encoder.encode_queries(all_texts)
         if strategy == "orthogonal":
             return self._explain(plans, self._orthogonal(plans, vectors, k), vectors)
@@ -458,7 +463,7 @@ class LogicRetriever:
     ) -> list[list[Hit]]:
         """Annotate hits found by a strategy that does not score atoms densely itself."""
         if vectors is None:
-            texts = [t for p in plans for t in (p.text, *(a.text for a in p.atoms))]
+            texts = [t for p in plans for t in p.texts]
             vectors = self.dense.encoder.encode_queries(texts)
         _scores, ids = self.dense.index.search(vectors, self.config.atom_depth)
         rows = self._rows_by_id()

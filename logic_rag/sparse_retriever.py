@@ -148,7 +148,7 @@ class SparseSide:
 
     def search(self, plans: Sequence[Any], k: int, strategy: str, config: Any) -> list[list[Hit]]:
         """Search the plans (text, logic, atoms) of a batch; one SPLADE encoder call."""
-        texts = [t for p in plans for t in (p.text, *(a.text for a in p.atoms))]
+        texts = [t for p in plans for t in p.texts]
         matrix = self.encoder.encode_queries(texts)
         queries: list[SparseQuery] = []
         for plan in plans:

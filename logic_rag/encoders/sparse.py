@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from logic_rag.encoders.dense import check_texts
 from logic_rag.errors import ModelNotFoundError
 from logic_rag.models import DEFAULT_SPARSE_MODEL, ResolvedModel, resolve_model
 
@@ -53,21 +54,6 @@ def _resolve_sparse_model(model: str | os.PathLike[str]) -> ResolvedModel:
         f"model {resolved.name!r} is a {resolved.kind} model, not a SPLADE / masked-LM model; "
         f"use {DEFAULT_SPARSE_MODEL!r} or a folder with a *ForMaskedLM config"
     )
-
-
-def _check_texts(texts: Sequence[str] | str) -> list[str]:
-    if isinstance(texts, str):  # one text, as DenseEncoder accepts it
-        texts = [texts]
-    out = list(texts)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise TypeError(f"text {i} is {type(text).__name__}, expected str")
-        if not text.strip():
-            raise ValueError(
-                f"text {i} is empty: SPLADE gives an empty text no terms; drop it or "
-                "replace it with its title"
-            )
-    return out
 
 
 class SpladeEncoder:
@@ -157,7 +143,7 @@ class SpladeEncoder:
         self, texts: Sequence[str] | str, *, show_progress_bar: bool | None = None
     ) -> sp.csr_matrix:
         """SPLADE vectors of queries, shape ``(len(texts), vocab_size)``."""
-        return self._encode(_check_texts(texts), query=True, progress=show_progress_bar)
+        return self._encode(check_texts(texts, "text"), query=True, progress=show_progress_bar)
 
     def encode_documents(
         self, texts: Sequence[str] | str, *, show_progress_bar: bool | None = None
@@ -167,7 +153,7 @@ class SpladeEncoder:
         Texts are encoded in batches of similar length (less padding), and the rows come
         back in input order.
         """
-        return self._encode(_check_texts(texts), query=False, progress=show_progress_bar)
+        return self._encode(check_texts(texts, "text"), query=False, progress=show_progress_bar)
 
     def _encode(self, texts: list[str], *, query: bool, progress: bool | None) -> sp.csr_matrix:
         import torch
