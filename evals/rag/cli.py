@@ -1,0 +1,152 @@
+"""``logic-rag eval rag``: the command-line face of :mod:`.runner`.
+
+:func:`add_rag_parser` registers the ``rag`` sub-command on the ``eval`` sub-parsers of
+the main CLI (flags map one to one onto :class:`~.runner.RagEvalConfig`);
+:func:`run_from_args` runs it and returns the exit status. Only argparse is imported at
+module level, so ``logic-rag --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["add_rag_parser", "run_from_args", "config_from_args", "main"]
+
+_DATASETS = ("eli5", "asqa", "quest", "nq", "alce-asqa", "alce-eli5", "alce-qampari")
+_JUDGE_METRICS = ("correctness", "answer_relevancy")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``rag`` on ``eval_subparsers`` (the object ``add_subparsers()`` returns)."""
+    parser = eval_subparsers.add_parser(
+        "rag",
+        help="retrieval-augmented generation eval: retrieve, generate, judge, report",
+        description=(
+            "Retrieve passages, generate answers and judge them with LLM judges "
+            "(LlamaIndex evaluators) plus ROUGE-L; resumable; writes OUT/results.json, "
+            "report.md and report.html. With --meta-eval, measure the judge against ALCE "
+            "human utility ratings instead."
+        ),
+    )
+    parser.add_argument("--dataset", choices=_DATASETS, help="dataset to evaluate on")
+    parser.add_argument("--data-path", default=None, help="dataset file (default: shared data)")
+    parser.add_argument(
+        "--retriever",
+        default="minilm",
+        help="registry encoder name, sentence-transformers model folder, or index folder",
+    )
+    parser.add_argument("--strategy", default="vanilla", help="LogicRetriever strategy")
+    parser.add_argument(
+        "--corpus", default=None, help="documents to retrieve from (default: the dataset's)"
+    )
+    parser.add_argument("--generator", default="smollm2-135m", help="generator spec")
+    parser.add_argument("--judge", default="smollm2-135m", help="judge generator spec")
+    parser.add_argument("--limit", type=_positive_int, default=20, help="number of questions")
+    parser.add_argument("--k", type=_positive_int, default=5, help="passages per question")
+    parser.add_argument("--max-tokens", type=_positive_int, default=200, help="answer tokens")
+    parser.add_argument(
+        "--judge-max-tokens", type=_positive_int, default=96, help="judge output tokens"
+    )
+    parser.add_argument(
+        "--judges",
+        nargs="+",
+        choices=_JUDGE_METRICS,
+        default=list(_JUDGE_METRICS),
+        help="judge metrics to compute",
+    )
+    parser.add_argument("--no-judge", action="store_true", help="skip the LLM judges")
+    parser.add_argument("--compare", default=None, metavar="RETRIEVER2", help="second retriever")
+    parser.add_argument("--n-boot", type=_positive_int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--meta-eval",
+        action="store_true",
+        help="score ALCE human-rated answers (--limit per dataset) with --judge; report agreement",
+    )
+    parser.add_argument("--out", required=True, help="output folder (resumes if it exists)")
+    parser.set_defaults(func=run_from_args)
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`RagEvalConfig` the parsed flags describe."""
+    from .runner import RagEvalConfig
+
+    if not args.dataset:
+        raise ValueError("--dataset is required (or pass --meta-eval)")
+    return RagEvalConfig(
+        dataset=args.dataset,
+        out=args.out,
+        retriever=args.retriever,
+        strategy=args.strategy,
+        corpus=args.corpus,
+        generator=args.generator,
+        judge=args.judge,
+        limit=args.limit,
+        k=args.k,
+        max_tokens=args.max_tokens,
+        judges=() if args.no_judge else tuple(args.judges),
+        compare=args.compare,
+        seed=args.seed,
+        data_path=args.data_path,
+        n_boot=args.n_boot,
+        judge_max_tokens=args.judge_max_tokens,
+    )
+
+
+def _summary_line(results: dict[str, Any]) -> str:
+    keys = ("n", "correctness", "answer_relevancy", "rougeL", "str_em", "parse_failures")
+    return json.dumps({k: results[k] for k in keys if k in results})
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run ``eval rag``; 0 on success, 2 on bad input (message on stderr)."""
+    from logic_rag.errors import LogicRagError
+
+    try:
+        if args.meta_eval:
+            from .runner import run_meta_eval
+
+            results = run_meta_eval(
+                args.judge,
+                args.out,
+                limit=args.limit,
+                ratings_path=args.data_path,
+                judge_max_tokens=args.judge_max_tokens,
+            )
+            print(json.dumps(results["judge_meta_eval"], indent=2))
+        else:
+            from .runner import run_rag_eval
+
+            results = run_rag_eval(config_from_args(args))
+            print(_summary_line(results))
+    except (LogicRagError, ValueError, FileNotFoundError) as exc:
+        print(f"logic-rag eval rag: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}/results.json, report.md, report.html", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry point (``python -m logic_rag.evals.rag.cli``) for testing."""
+    parser = argparse.ArgumentParser(prog="logic-rag eval")
+    add_rag_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

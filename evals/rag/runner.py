@@ -1,0 +1,632 @@
+"""The RAG evaluation runner: retrieve -> generate -> judge, resumable, one item at a time.
+
+:func:`run_rag_eval` loads a dataset, builds (or reopens) a retrieval index, and for each
+question retrieves ``k`` passages, generates an answer with the generator, scores it
+with ROUGE-Lsum (and short-answer exact-match recall where the dataset has short
+answers) and with the LLM judges. Every finished item is appended to ``OUT/items.jsonl``
+(see :mod:`.cache`), so an interrupted run resumes where it stopped. At the end
+``OUT/results.json`` (means, counts, parse failures, config, timings) is written
+atomically, then ``report.md`` / ``report.html``.
+
+``--retriever`` is a registry name (``minilm``), a sentence-transformers model folder
+(a fine-tuned encoder) or an index folder written by ``logic-rag index``. A model is
+indexed over ``--corpus`` or the dataset's default corpus; that index is cached under
+``OUT/index/<hash of corpus texts + model weights>``.
+
+:func:`run_meta_eval` scores the ALCE human-rated answers with the correctness judge and
+reports rank correlations with human utility (key ``judge_meta_eval``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from logic_rag.atomic import atomic_write_json
+from logic_rag.errors import LogicRagError
+
+from .cache import ItemCache, check_run_settings, corpus_key
+from .judges import JUDGE_METRICS, METRIC_SCALES, Judges
+from .prompts import SYSTEM_PROMPT, build_rag_prompt
+
+__all__ = [
+    "DATASETS",
+    "RagEvalConfig",
+    "run_rag_eval",
+    "run_meta_eval",
+    "summarize_items",
+    "open_retriever",
+    "ITEMS_FILE",
+    "RESULTS_FILE",
+]
+
+log = logging.getLogger(__name__)
+
+DATASETS = ("eli5", "asqa", "quest", "nq", "alce-asqa", "alce-eli5", "alce-qampari")
+ITEMS_FILE = "items.jsonl"
+RESULTS_FILE = "results.json"
+META_ITEMS_FILE = "meta_items.jsonl"
+#: Reference answers are clipped to this many characters in the correctness prompt.
+REFERENCE_CHARS = 1200
+
+ItemHook = Callable[[int, dict[str, Any]], None]
+
+
+@dataclass
+class RagEvalConfig:
+    """Everything that defines one RAG evaluation run (the CLI flags, one to one)."""
+
+    dataset: str
+    out: str | os.PathLike[str]
+    retriever: str = "minilm"
+    strategy: str = "vanilla"
+    corpus: str | None = None
+    generator: str = "smollm2-135m"
+    judge: str = "smollm2-135m"
+    limit: int | None = 20
+    k: int = 5
+    max_tokens: int = 200
+    judges: tuple[str, ...] = ("correctness", "answer_relevancy")
+    compare: str | None = None
+    seed: int = 0
+    data_path: str | None = None
+    n_boot: int = 2000
+    judge_max_tokens: int = 96
+
+    def __post_init__(self) -> None:
+        self.judges = tuple(self.judges)
+        unknown = [j for j in self.judges if j not in JUDGE_METRICS]
+        if unknown:
+            raise ValueError(
+                f"unknown judge metric(s) {unknown}; choose from {', '.join(JUDGE_METRICS)}"
+            )
+        if self.dataset not in DATASETS:
+            raise ValueError(
+                f"unknown dataset {self.dataset!r}; choose one of {', '.join(DATASETS)}"
+            )
+        if self.k < 1:
+            raise ValueError("k must be at least 1")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError("limit must be at least 1 (or None for all examples)")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+
+    def settings(self) -> dict[str, Any]:
+        """The fields that change answers or scores: a resumed run must match them."""
+        keep = ("dataset", "retriever", "strategy", "corpus", "generator", "judge", "k")
+        row = {name: getattr(self, name) for name in keep}
+        row.update(
+            max_tokens=self.max_tokens,
+            judges=list(self.judges),
+            data_path=self.data_path,
+            judge_max_tokens=self.judge_max_tokens,
+        )
+        return row
+
+    def to_json(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["out"] = os.fspath(self.out)
+        row["judges"] = list(self.judges)
+        return row
+
+
+@dataclass
+class _Context:
+    """Objects shared by the stages (loaded once, reused by --compare)."""
+
+    generator: Any
+    judges: Judges | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- loading
+def _load_examples(config: RagEvalConfig) -> list[Any]:
+    from .datasets import load_rag_dataset
+
+    return list(load_rag_dataset(config.dataset, path=config.data_path, limit=config.limit))
+
+
+def _default_documents(config: RagEvalConfig, examples: Sequence[Any]) -> list[Any]:
+    from .pool import default_corpus
+
+    return list(default_corpus(config.dataset, examples))
+
+
+def _exclusion_filter() -> Callable[[Any, Any], bool] | None:
+    """H5's ``excluded_for(example, doc)`` (a question's own answers), wherever it lives."""
+    import importlib
+
+    for module in ("pool", "datasets"):
+        try:
+            mod = importlib.import_module(f"{__package__}.{module}")
+        except ImportError:
+            continue
+        func = getattr(mod, "excluded_for", None)
+        if func is not None:
+            return func
+    return None
+
+
+def _is_index_folder(path: Path) -> bool:
+    return path.is_dir() and (path / "manifest.json").is_file()
+
+
+def open_retriever(
+    spec: str,
+    *,
+    strategy: str,
+    documents: Callable[[], Sequence[Any]],
+    index_root: str | os.PathLike[str],
+) -> tuple[Any, dict[str, Any]]:
+    """A :class:`~logic_rag.LogicRetriever` for ``spec`` and a description of it.
+
+    An index folder is opened as is; a registry name or model folder is indexed over
+    ``documents()`` once and the index cached under ``index_root/<key>``.
+    """
+    from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.models import resolve_model
+
+    path = Path(spec).expanduser()
+    if _is_index_folder(path):
+        retriever = LogicRetriever.load(path, strategy=strategy)
+        return retriever, {"kind": "index", "path": str(path.resolve()), "size": len(retriever)}
+    resolved = resolve_model(spec)
+    if resolved.kind != "dense":
+        raise LogicRagError(
+            f"--retriever {spec!r} is a {resolved.kind} model; pass a dense encoder name "
+            f"(e.g. 'minilm'), a sentence-transformers model folder, or an index folder"
+        )
+    docs = list(documents())
+    if not docs:
+        raise LogicRagError("the retrieval corpus is empty; pass --corpus with documents")
+    passages = strategy != "vanilla"
+    key = corpus_key(
+        (f"{d.id}\x1f{d.title}\x1f{d.text}" for d in docs),
+        f"{resolved.fingerprint}:passages={passages}",
+    )
+    folder = Path(index_root) / key
+    if _is_index_folder(folder):
+        retriever = LogicRetriever.load(folder, model=str(resolved.path), strategy=strategy)
+        cached = True
+    else:
+        retriever = LogicRetriever.build(
+            docs, model=str(resolved.path), passages=passages, strategy=strategy
+        )
+        retriever.save(folder)
+        cached = False
+    info = {
+        "kind": "model",
+        "model": spec,
+        "index": str(folder),
+        "size": len(retriever),
+        "index_cached": cached,
+    }
+    return retriever, info
+
+
+def _make_generator(spec: str) -> Any:
+    from logic_rag.generators import make_generator
+
+    return make_generator(spec)
+
+
+def _judge_llm(generator: Any, max_tokens: int) -> Any:
+    as_llm = generator.as_llm
+    try:
+        params = inspect.signature(as_llm).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_options = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if "max_tokens" in params or takes_options:
+        return as_llm(max_tokens=max_tokens)
+    return as_llm()
+
+
+def _build_context(config: RagEvalConfig, generator: Any | None, judge_llm: Any | None) -> _Context:
+    started = time.perf_counter()
+    if generator is None:
+        generator = _make_generator(config.generator)
+    judges = None
+    if config.judges:
+        if judge_llm is None:
+            judge_gen = generator if config.judge == config.generator else None
+            if judge_gen is None:
+                judge_gen = _make_generator(config.judge)
+            judge_llm = _judge_llm(judge_gen, config.judge_max_tokens)
+        judges = Judges(judge_llm, name=config.judge)
+    return _Context(generator, judges, {"load_models_s": time.perf_counter() - started})
+
+
+# --------------------------------------------------------------------------- one item
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _reference(example: Any) -> str | None:
+    """The correctness judge's reference: the first long answer, else the short answers."""
+    answers = [a for a in (getattr(example, "answers", None) or []) if _text(a).strip()]
+    if answers:
+        ref = answers[0].strip()
+        return ref if len(ref) <= REFERENCE_CHARS else ref[:REFERENCE_CHARS].rsplit(" ", 1)[0]
+    shorts = _flatten(getattr(example, "short_answers", None) or [])
+    return "; ".join(shorts) if shorts else None
+
+
+def _flatten(values: Any) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(_flatten(value))
+    return out
+
+
+def _retrieve(
+    retriever: Any, example: Any, k: int, exclude: Callable[[Any, Any], bool] | None
+) -> list[Any]:
+    if exclude is None:
+        return list(retriever.search(example.question, k))
+    fetch = k + 20
+    while True:
+        hits = retriever.search(example.question, min(fetch, len(retriever)))
+        kept = [h for h in hits if not exclude(example, h)]
+        if len(kept) >= k or fetch >= len(retriever):
+            return kept[:k]
+        fetch *= 4
+
+
+def _lexical_metrics(example: Any, answer: str) -> dict[str, float | None]:
+    from .metrics import exact_match_recall, rouge_lsum
+
+    refs = [a for a in (example.answers or []) if _text(a).strip()]
+    row: dict[str, float | None] = {"rougeL": rouge_lsum(answer, refs) if refs else None}
+    shorts = getattr(example, "short_answers", None)
+    if shorts:
+        row["str_em"] = exact_match_recall(answer, shorts)
+    return row
+
+
+def _process_item(
+    config: RagEvalConfig,
+    ctx: _Context,
+    retriever: Any,
+    example: Any,
+    exclude: Callable[[Any, Any], bool] | None,
+) -> dict[str, Any]:
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    hits = _retrieve(retriever, example, config.k, exclude)
+    timings["retrieve_s"] = time.perf_counter() - t0
+
+    prompt = build_rag_prompt(example.question, hits, config.dataset)
+    t0 = time.perf_counter()
+    answer = ctx.generator.generate(
+        [prompt], max_tokens=config.max_tokens, temperature=0.0, system=SYSTEM_PROMPT
+    )[0]
+    timings["generate_s"] = time.perf_counter() - t0
+    answer = answer.strip() if isinstance(answer, str) else ""
+
+    metrics: dict[str, float | None] = dict(_lexical_metrics(example, answer))
+    judge_raw: dict[str, str | None] = {}
+    if ctx.judges is not None:
+        t0 = time.perf_counter()
+        reference = _reference(example)
+        for metric in config.judges:
+            if not answer:  # nothing to judge: neither a score nor a parse failure
+                judge_raw[metric] = "(empty answer: not judged)"
+                continue
+            scored = ctx.judges.score(metric, example.question, answer, reference)
+            metrics[metric], judge_raw[metric] = scored.score, scored.raw
+        timings["judge_s"] = time.perf_counter() - t0
+    return {
+        "id": str(example.id),
+        "question": example.question,
+        "answer": answer,
+        "passages": [
+            {"id": h.id, "title": h.title, "score": float(h.score), "text": h.text[:300]}
+            for h in hits
+        ],
+        "metrics": metrics,
+        "judge_raw": judge_raw,
+        "timings": timings,
+    }
+
+
+# --------------------------------------------------------------------------- summary
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _std(values: Sequence[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    m = sum(values) / len(values)
+    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def summarize_items(records: Sequence[Mapping[str, Any]], judges: Sequence[str]) -> dict[str, Any]:
+    """Per-metric means over items; a judge score of ``None`` is a parse failure, not 0."""
+    names: list[str] = []
+    for record in records:
+        for name in record.get("metrics", {}):
+            if name not in names:
+                names.append(name)
+    for name in judges:
+        if name not in names:
+            names.append(name)
+    summary: dict[str, Any] = {"n": len(records)}
+    metrics: dict[str, Any] = {}
+    parse_failures: dict[str, int] = {}
+    for name in names:
+        values = [
+            float(r["metrics"][name]) for r in records if r.get("metrics", {}).get(name) is not None
+        ]
+        block: dict[str, Any] = {
+            "mean": _mean(values),
+            "std": _std(values),
+            "count": len(values),
+        }
+        if name in judges:
+            failures = sum(
+                1 for r in records if name in r.get("metrics", {}) and r["metrics"][name] is None
+            )
+            block["parse_failures"] = failures
+            block["scale"] = list(METRIC_SCALES[name])
+            parse_failures[name] = failures
+        metrics[name] = block
+        summary[name] = block["mean"]
+    summary["parse_failures"] = sum(parse_failures.values())
+    summary["parse_failures_by_metric"] = parse_failures
+    summary["metrics"] = metrics
+    return summary
+
+
+# --------------------------------------------------------------------------- the run
+def _run_items(
+    config: RagEvalConfig,
+    ctx: _Context,
+    examples: Sequence[Any],
+    retriever: Any,
+    on_item: ItemHook | None,
+    desc: str,
+) -> list[dict[str, Any]]:
+    from tqdm.auto import tqdm
+
+    cache = ItemCache(Path(config.out) / ITEMS_FILE)
+    done = cache.load()
+    pending = [(i, ex) for i, ex in enumerate(examples) if str(ex.id) not in done]
+    if done:
+        log.info(
+            "resuming: %d of %d items already done", len(examples) - len(pending), len(examples)
+        )
+    exclude = _exclusion_filter()
+    for i, example in tqdm(pending, desc=desc, unit="item", disable=False):
+        record = _process_item(config, ctx, retriever, example, exclude)
+        cache.append(record)
+        if on_item is not None:
+            on_item(i, record)
+    finished = cache.items()
+    return [finished[str(ex.id)] for ex in examples]
+
+
+def _timing_totals(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for record in records:
+        for key, value in record.get("timings", {}).items():
+            totals[key] = totals.get(key, 0.0) + float(value)
+    return totals
+
+
+def _single_run(
+    config: RagEvalConfig,
+    ctx: _Context,
+    examples: Sequence[Any],
+    on_item: ItemHook | None,
+    retriever: Any | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    check_run_settings(out, config.settings())
+    t0 = time.perf_counter()
+    if retriever is None:
+
+        def documents() -> list[Any]:
+            if config.corpus:
+                from logic_rag.corpus import load_documents
+
+                return load_documents(config.corpus)
+            return _default_documents(config, examples)
+
+        retriever, retriever_info = open_retriever(
+            config.retriever,
+            strategy=config.strategy,
+            documents=documents,
+            index_root=out / "index",
+        )
+    else:
+        retriever_info = {"kind": "given", "size": len(retriever)}
+    index_s = time.perf_counter() - t0
+    records = _run_items(config, ctx, examples, retriever, on_item, desc=f"rag {config.retriever}")
+    summary = summarize_items(records, config.judges)
+    summary["retriever"] = retriever_info
+    summary["timings"] = {"index_s": index_s, **_timing_totals(records)}
+    return summary, records
+
+
+def run_rag_eval(
+    config: RagEvalConfig,
+    *,
+    generator: Any | None = None,
+    judge_llm: Any | None = None,
+    retriever: Any | None = None,
+    compare_retriever: Any | None = None,
+    on_item: ItemHook | None = None,
+    write_report: bool = True,
+) -> dict[str, Any]:
+    """Run the evaluation described by ``config``; returns what ``results.json`` holds.
+
+    ``generator``, ``judge_llm``, ``retriever`` and ``compare_retriever`` replace the
+    objects the config names (tests pass doubles); ``on_item(index, record)`` is called
+    after each item is durably cached.
+    """
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    out = Path(config.out)
+    examples = _load_examples(config)
+    if not examples:
+        raise LogicRagError(f"dataset {config.dataset!r} gave no examples")
+    ids = [str(ex.id) for ex in examples]
+    if len(set(ids)) != len(ids):
+        raise LogicRagError(f"dataset {config.dataset!r} has duplicate example ids")
+    ctx = _build_context(config, generator, judge_llm)
+    summary, records = _single_run(config, ctx, examples, on_item, retriever)
+    results: dict[str, Any] = {**summary, "config": config.to_json()}
+    results["timings"] = {**ctx.timings, **summary["timings"]}
+    compare_records = None
+    if config.compare:
+        from .compare import compare_runs
+
+        sub = replace(config, out=out / "compare", retriever=config.compare, compare=None)
+        other, compare_records = _single_run(sub, ctx, examples, None, compare_retriever)
+        results["compare"] = compare_runs(
+            records,
+            compare_records,
+            config=config,
+            judges=ctx.judges,
+            summary_b=other,
+            cache_path=out / "pairwise.jsonl",
+        )
+    results["timings"]["wall_s"] = time.perf_counter() - wall0
+    results["timings"]["cpu_s"] = time.process_time() - cpu0
+    atomic_write_json(out / RESULTS_FILE, _jsonable(results))
+    if write_report:
+        from .report import write_reports
+
+        write_reports(out, results, records, compare_records)
+    return results
+
+
+def _jsonable(obj: Any) -> Any:
+    """NaN/inf become ``None`` so ``results.json`` is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+# --------------------------------------------------------------------------- meta-eval
+def _interleave_by_system(ratings: Sequence[Any]) -> list[Any]:
+    """Round-robin over systems so a small ``--limit`` still covers every system."""
+    by_system: dict[str, list[Any]] = {}
+    for rating in ratings:
+        by_system.setdefault(rating.system, []).append(rating)
+    queues = [by_system[s] for s in sorted(by_system)]
+    out: list[Any] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+def run_meta_eval(
+    judge: str,
+    out: str | os.PathLike[str],
+    *,
+    limit: int | None = 50,
+    ratings_path: str | os.PathLike[str] | None = None,
+    judge_llm: Any | None = None,
+    judge_max_tokens: int = 96,
+    on_item: ItemHook | None = None,
+    write_report: bool = True,
+) -> dict[str, Any]:
+    """Agreement of the correctness judge with ALCE human utility ratings, per dataset.
+
+    Scores ``limit`` rated answers per dataset (interleaved across systems) with
+    :class:`~llama_index.core.evaluation.CorrectnessEvaluator` (no reference: the human
+    file has none) and reports Spearman and Kendall correlations with the human utility
+    score, plus parse failures. Items are cached in ``OUT/meta_items.jsonl``.
+    """
+    from tqdm.auto import tqdm
+
+    from .meta_eval import judge_agreement, load_human_ratings
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    check_run_settings(
+        out,
+        {
+            "mode": "meta-eval",
+            "judge": judge,
+            "ratings": os.fspath(ratings_path or ""),
+            "judge_max_tokens": judge_max_tokens,
+        },
+    )
+    ratings = list(load_human_ratings(ratings_path))
+    by_dataset: dict[str, list[Any]] = {}
+    for rating in ratings:
+        by_dataset.setdefault(rating.dataset, []).append(rating)
+    chosen = {
+        ds: _interleave_by_system(rs)[: limit if limit else None]
+        for ds, rs in sorted(by_dataset.items())
+    }
+    if judge_llm is None:
+        judge_llm = _judge_llm(_make_generator(judge), judge_max_tokens)
+    judges = Judges(judge_llm, name=judge)
+    cache = ItemCache(out / META_ITEMS_FILE, key="item_id")
+    done = cache.load()
+    todo = [r for rs in chosen.values() for r in rs if str(r.item_id) not in done]
+    for i, rating in enumerate(tqdm(todo, desc=f"meta-eval {judge}", unit="item", disable=False)):
+        scored = judges.correctness(rating.question, rating.output, None)
+        record = {
+            "item_id": str(rating.item_id),
+            "dataset": rating.dataset,
+            "system": rating.system,
+            "utility": rating.utility,
+            "correctness": scored.score,
+            "raw": scored.raw,
+        }
+        cache.append(record)
+        if on_item is not None:
+            on_item(i, record)
+    finished = cache.items()
+    chosen_all = [r for rs in chosen.values() for r in rs]
+    scores = {str(r.item_id): finished[str(r.item_id)]["correctness"] for r in chosen_all}
+    agreement = judge_agreement(scores, chosen_all)
+    per_dataset: dict[str, Any] = {}
+    for ds, rs in chosen.items():
+        block = dict(agreement["per_dataset"].get(ds, {}))
+        block["parse_failures"] = sum(1 for r in rs if scores[str(r.item_id)] is None)
+        per_dataset[ds] = block
+    results = {
+        "judge_meta_eval": {
+            "judge": judge,
+            "metric": "correctness",
+            "per_dataset": per_dataset,
+            "overall": {k: v for k, v in agreement.items() if k != "per_dataset"},
+            "parse_failures": sum(b["parse_failures"] for b in per_dataset.values()),
+            "n": len(chosen_all),
+        },
+        "config": {"mode": "meta-eval", "judge": judge, "limit": limit, "out": str(out)},
+        "timings": {
+            "wall_s": time.perf_counter() - wall0,
+            "cpu_s": time.process_time() - cpu0,
+        },
+    }
+    atomic_write_json(out / RESULTS_FILE, _jsonable(results))
+    if write_report:
+        from .report import write_reports
+
+        write_reports(out, results, [], None)
+    return results

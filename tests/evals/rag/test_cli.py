@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import argparse
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from logic_rag.evals.rag import runner as runner_mod
+from logic_rag.evals.rag.cli import add_rag_parser, config_from_args, main
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="logic-rag eval")
+    add_rag_parser(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def test_flags_map_onto_config(tmp_path):
+    args = _parser().parse_args(
+        [
+            "rag",
+            "--dataset",
+            "asqa",
+            "--retriever",
+            "mpnet",
+            "--strategy",
+            "rerank",
+            "--corpus",
+            "c.jsonl",
+            "--generator",
+            "vllm:x",
+            "--judge",
+            "openai:http://h/v1#m",
+            "--limit",
+            "7",
+            "--k",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--compare",
+            "minilm",
+            "--max-tokens",
+            "50",
+        ]
+    )
+    config = config_from_args(args)
+    assert (config.dataset, config.retriever, config.strategy, config.corpus) == (
+        "asqa",
+        "mpnet",
+        "rerank",
+        "c.jsonl",
+    )
+    assert (config.generator, config.judge, config.limit, config.k) == (
+        "vllm:x",
+        "openai:http://h/v1#m",
+        7,
+        3,
+    )
+    assert config.compare == "minilm" and config.max_tokens == 50
+    assert config.judges == ("correctness", "answer_relevancy")
+    no_judge = config_from_args(
+        _parser().parse_args(["rag", "--dataset", "eli5", "--out", "o", "--no-judge"])
+    )
+    assert no_judge.judges == ()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rag", "--dataset", "msmarco", "--out", "o"],
+        ["rag", "--dataset", "eli5", "--limit", "0", "--out", "o"],
+        ["rag", "--dataset", "eli5"],
+    ],
+)
+def test_bad_flags_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        _parser().parse_args(argv)
+    assert info.value.code == 2
+
+
+def test_missing_dataset_is_a_clear_error(tmp_path, capsys):
+    assert main(["rag", "--out", str(tmp_path)]) == 2
+    assert "--dataset is required" in capsys.readouterr().err
+
+
+def test_cli_runs_end_to_end_with_doubles(
+    tmp_path, monkeypatch, capsys, canned_llm, fake_generator
+):
+    examples = [
+        SimpleNamespace(id=f"q{i}", question=f"q {i}?", answers=["an answer"], short_answers=[])
+        for i in range(3)
+    ]
+    monkeypatch.setattr(runner_mod, "_load_examples", lambda config: examples[: config.limit])
+    monkeypatch.setattr(runner_mod, "_exclusion_filter", lambda: None)
+    retriever = SimpleNamespace(
+        __len__=None, search=lambda q, k: [SimpleNamespace(id="d", title="t", text="x", score=1.0)]
+    )
+    monkeypatch.setattr(
+        runner_mod, "open_retriever", lambda spec, **kw: (retriever, {"kind": "fake"})
+    )
+    llm = canned_llm(lambda p: "[RESULT] 1" if "[RESULT]" in p else "Score: 3/5")
+    specs = []
+
+    def make(spec):
+        specs.append(spec)
+        return fake_generator("an answer", llm=llm)
+
+    monkeypatch.setattr(runner_mod, "_make_generator", make)
+    out = tmp_path / "run"
+    assert (
+        main(["rag", "--dataset", "eli5", "--limit", "2", "--out", str(out), "--judge", "other"])
+        == 0
+    )
+    assert specs == ["smollm2-135m", "other"]  # generator and a separate judge
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (
+        printed["n"] == 2 and printed["correctness"] == 3.0 and printed["answer_relevancy"] == 0.5
+    )
+    assert {p.name for p in out.iterdir()} >= {
+        "results.json",
+        "report.md",
+        "report.html",
+        "items.jsonl",
+    }
