@@ -148,6 +148,10 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         from logic_rag.finetune.entailment.train import main as entailment_main
 
         return int(entailment_main(args.rest) or 0)
+    if args.recipe in ("supcon", "logicol", "lore"):
+        from logic_rag.finetune.recipes.cli import main as recipe_main
+
+        return int(recipe_main(args.recipe, args.rest) or 0)
     raise ValueError(  # pragma: no cover - argparse restricts the choices
         f"unknown recipe {args.recipe!r}"
     )
@@ -233,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--depth", type=int, default=1000, help="ranking depth (default 1000)")
     e.set_defaults(func=_cmd_eval_quest)
 
+    from logic_rag.evals.rag.cli import add_rag_parser
+
+    add_rag_parser(eval_sub)
+
     p = sub.add_parser(
         "demo", help="generate a world, index it, compare strategies, write a report"
     )
@@ -252,11 +260,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "finetune",
-        help="fine-tune a retriever (recipes: entailment; supcon/logicol/lore to come)",
+        help="fine-tune a retriever (recipes: supcon, logicol, lore, entailment)",
         description="Run a fine-tuning recipe; arguments after the recipe name go to it "
         "(e.g. `logic-rag finetune entailment --help`).",
     )
-    p.add_argument("recipe", choices=["entailment"], help="the recipe to run")
+    p.add_argument(
+        "recipe",
+        choices=["supcon", "logicol", "lore", "entailment"],
+        help="the recipe to run",
+    )
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the recipe's own arguments")
     p.set_defaults(func=_cmd_finetune)
 
