@@ -1,0 +1,75 @@
+"""Fine-tuning data: QUEST-format loaders, Quest+Variants, the WordNet real-prose set.
+
+* :mod:`.examples`: :class:`TrainQuery` / :class:`TrainingSet` (gold sets, logical groups,
+  distractors), :func:`load_quest_training_set`, and the dataset layouts for the losses
+  (:func:`to_contrastive_dataset`, :func:`to_lore_dataset`).
+* :mod:`.variants`: :func:`build_variants` (LogiCoL's Quest+Variants) and
+  :func:`write_quest_format`.
+* :mod:`.wordnet`: :func:`build_wordnet_set`, a category-labelled set of real glosses.
+
+Names resolve lazily (PEP 562), so importing this package imports neither ``datasets`` nor
+torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "TrainQuery": "examples",
+    "TrainingSet": "examples",
+    "TrainingDataError": "examples",
+    "load_quest_training_set": "examples",
+    "load_documents_map": "examples",
+    "compute_distractors": "examples",
+    "group_by_shared_atoms": "examples",
+    "to_contrastive_dataset": "examples",
+    "to_lore_dataset": "examples",
+    "PositiveResampler": "examples",
+    "VARIANT_SHAPES": "variants",
+    "build_variants": "variants",
+    "compose_variants": "variants",
+    "quest_text": "variants",
+    "write_quest_format": "variants",
+    "WordNetMissingError": "wordnet",
+    "build_wordnet_set": "wordnet",
+    "read_wordnet_nouns": "wordnet",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .examples import (
+        PositiveResampler,
+        TrainingDataError,
+        TrainingSet,
+        TrainQuery,
+        compute_distractors,
+        group_by_shared_atoms,
+        load_documents_map,
+        load_quest_training_set,
+        to_contrastive_dataset,
+        to_lore_dataset,
+    )
+    from .variants import (
+        VARIANT_SHAPES,
+        build_variants,
+        compose_variants,
+        quest_text,
+        write_quest_format,
+    )
+    from .wordnet import WordNetMissingError, build_wordnet_set, read_wordnet_nouns
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
