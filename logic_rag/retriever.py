@@ -8,6 +8,7 @@ index was built with (same weights hash and dimension), then ``search`` returns
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -169,8 +170,9 @@ class Retriever:
 
         ``model`` defaults to the model recorded in the manifest. A model with other
         weights (or another dimension) raises :class:`IndexMismatchError` unless
-        ``allow_model_mismatch`` is set, for example for a LORE-tuned query encoder whose
-        document side is unchanged.
+        ``allow_model_mismatch`` is set, or unless it is a query encoder whose
+        ``logic_rag_encoder.json`` names the index's document-encoder weights (a LORE-tuned
+        query encoder: its document side is the index's model, unchanged).
         """
         return cls.load_with_manifest(
             path, model=model, verify=verify, allow_model_mismatch=allow_model_mismatch
@@ -200,7 +202,11 @@ class Retriever:
             model = recorded["name"]
         encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
         encoder.normalize = bool(manifest.get("normalized", True))
-        if not allow_model_mismatch and encoder.fingerprint != recorded.get("weights_sha256"):
+        if (
+            not allow_model_mismatch
+            and encoder.fingerprint != recorded.get("weights_sha256")
+            and not _serves_documents_of(encoder, recorded.get("weights_sha256"))
+        ):
             raise IndexMismatchError(
                 f"{folder} was built with model {recorded['name']!r} (weights "
                 f"{str(recorded.get('weights_sha256'))[:12]}) but the query encoder is "
@@ -269,3 +275,26 @@ def _checked_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
         if "id" not in row:
             raise CorpusFormatError(path, lineno, "document row has no 'id'")
         yield lineno, row
+
+
+_ENCODER_JSON = "logic_rag_encoder.json"
+
+
+def _serves_documents_of(encoder: DenseEncoder, document_fingerprint: Any) -> bool:
+    """True when ``encoder`` is a query encoder trained for documents of these weights.
+
+    A LORE-tuned query encoder (``logic-rag finetune lore``) carries ``logic_rag_encoder.json``
+    = ``{"role": "query", "document_encoder": {"name", "weights_sha256"}}``: indexes built with
+    that document encoder stay valid for it, so no flag is needed to search them.
+    """
+    if not isinstance(document_fingerprint, str) or not document_fingerprint:
+        return False
+    path = Path(encoder.resolved.path) / _ENCODER_JSON
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(meta, dict) or meta.get("role") != "query":
+        return False
+    doc = meta.get("document_encoder")
+    return isinstance(doc, dict) and doc.get("weights_sha256") == document_fingerprint

@@ -1,0 +1,148 @@
+"""Arguments of the fine-tuning recipes, as dataclasses (tevatron style).
+
+One dataclass per recipe family keeps the command line, the Python API and the model card in
+step: :mod:`.cli` turns every field into a ``--flag``, the recipes read the fields, and the
+model card records ``dataclasses.asdict(args)`` verbatim. Defaults are chosen so that the
+default recipe trains on 2 CPU cores in well under 20 minutes (``max_seq_length=128``, one
+epoch); :meth:`validate` rejects bad values before any model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ContrastiveArgs", "LoreArgs", "RecipeArgsError", "CONTRASTIVE_LOSSES"]
+
+from logic_rag.errors import LogicRagError
+
+CONTRASTIVE_LOSSES = ("supcon", "logicol", "logicol-noconstraints")
+"""Losses of :func:`~logic_rag.finetune.recipes.contrastive.train_contrastive`.
+
+``logicol-noconstraints`` is SupCon with logical-group batching and no constraint terms (the
+LogiCoL paper's ablation)."""
+
+
+class RecipeArgsError(LogicRagError, ValueError):
+    """A recipe argument is out of range or names a file that does not exist."""
+
+
+def _check_files(**paths: str | None) -> None:
+    for flag, value in paths.items():
+        if value is not None and not Path(value).is_file():
+            raise RecipeArgsError(
+                f"--{flag} {value}: no such file; pass an existing QUEST-format JSONL file"
+            )
+
+
+def _check_common(args: ContrastiveArgs | LoreArgs) -> None:
+    _check_files(train=args.train, docs=args.docs, atoms=args.atoms)
+    if not args.out:
+        raise RecipeArgsError("--out is empty; pass the folder the run should write to")
+    if args.epochs <= 0 and args.max_steps <= 0:
+        raise RecipeArgsError("set --epochs > 0 or --max-steps > 0")
+    for name in ("batch_size", "save_steps", "max_seq_length"):
+        if getattr(args, name) < 1:
+            raise RecipeArgsError(f"--{name.replace('_', '-')} must be >= 1")
+    if args.lr <= 0 or args.temperature <= 0:
+        raise RecipeArgsError("--lr and --temperature must be > 0")
+    if args.limit is not None and args.limit < 1:
+        raise RecipeArgsError("--limit must be >= 1 (or left out for all queries)")
+
+
+@dataclass
+class ContrastiveArgs:
+    """SupCon / LogiCoL fine-tuning of a bi-encoder (both towers share weights).
+
+    ``batching`` None means logical groups for ``logicol*`` and random batches for ``supcon``;
+    ``alpha`` is the share of random queries in a group batch (LogiCoL's best: 0.5-0.7).
+    """
+
+    train: str
+    docs: str
+    out: str
+    base: str = "minilm"
+    loss: str = "logicol"
+    atoms: str | None = None
+    batching: str | None = None
+    alpha: float = 0.6
+    epochs: float = 1.0
+    max_steps: int = -1
+    batch_size: int = 32
+    lr: float = 5e-5
+    temperature: float = 0.05
+    lambda_subset: float = 0.1
+    lambda_exclusion: float = 0.1
+    gamma_subset: float = 0.2
+    gamma_exclusion: float = 0.2
+    cached: bool = False
+    mini_batch_size: int = 32
+    save_steps: int = 50
+    save_total_limit: int = 2
+    seed: int = 0
+    limit: int | None = None
+    resume: bool = True
+    max_seq_length: int = 128
+    warmup_ratio: float = 0.1
+
+    @property
+    def effective_batching(self) -> str:
+        """``groups`` or ``random``, resolving the default from the loss."""
+        if self.batching is not None:
+            return self.batching
+        return "random" if self.loss == "supcon" else "groups"
+
+    def validate(self) -> None:
+        """Raise :class:`RecipeArgsError` naming the flag that is wrong."""
+        if self.loss not in CONTRASTIVE_LOSSES:
+            raise RecipeArgsError(
+                f"--loss {self.loss!r}: choose one of {', '.join(CONTRASTIVE_LOSSES)}"
+            )
+        if self.batching not in (None, "groups", "random"):
+            raise RecipeArgsError(f"--batching {self.batching!r}: choose groups or random")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise RecipeArgsError(f"--alpha {self.alpha}: the share of random queries, in [0, 1]")
+        if self.mini_batch_size < 1 or self.save_total_limit < 1:
+            raise RecipeArgsError("--mini-batch-size and --save-total-limit must be >= 1")
+        if min(self.lambda_subset, self.lambda_exclusion) < 0:
+            raise RecipeArgsError("--lambda-subset and --lambda-exclusion must be >= 0")
+        _check_common(self)
+
+
+@dataclass
+class LoreArgs:
+    """LORE: tiered contrastive training of the query encoder; documents stay on the base."""
+
+    train: str
+    docs: str
+    out: str
+    base: str = "minilm"
+    atoms: str | None = None
+    beta: float = 3.0
+    alpha: float = 1.0
+    temperature: float = 0.05
+    num_distractors: int = 3
+    num_negatives: int = 4
+    epochs: float = 1.0
+    max_steps: int = -1
+    batch_size: int = 16
+    lr: float = 2e-5
+    save_steps: int = 50
+    save_total_limit: int = 2
+    seed: int = 0
+    limit: int | None = None
+    resume: bool = True
+    max_seq_length: int = 128
+    warmup_ratio: float = 0.1
+
+    def validate(self) -> None:
+        """Raise :class:`RecipeArgsError` naming the flag that is wrong."""
+        if self.beta <= 0 or self.alpha <= 0:
+            raise RecipeArgsError("--beta and --alpha must be > 0 (paper: beta 3 > alpha 1)")
+        if self.num_distractors < 0 or self.num_negatives < 0:
+            raise RecipeArgsError("--num-distractors and --num-negatives must be >= 0")
+        if self.num_distractors + self.num_negatives == 0:
+            raise RecipeArgsError("need at least one distractor or negative per query")
+        if self.save_total_limit < 1:
+            raise RecipeArgsError("--save-total-limit must be >= 1")
+        _check_common(self)

@@ -1,0 +1,126 @@
+"""Command line of the recipes: every dataclass field becomes a ``--flag`` (generic).
+
+Why generic: the dataclasses in :mod:`.args` are the single source of truth, so a new field
+is on the command line, in the Python API and in the model card at once. ``train`` becomes
+``--train``; ``max_steps`` becomes ``--max-steps``; booleans get ``--resume / --no-resume``.
+Used by ``logic-rag finetune supcon|logicol|lore``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from logic_rag.errors import LogicRagError
+
+from .args import CONTRASTIVE_LOSSES, ContrastiveArgs, LoreArgs
+
+__all__ = ["RECIPES", "build_parser", "parse_args", "main"]
+
+RECIPES: dict[str, type] = {
+    "supcon": ContrastiveArgs,
+    "logicol": ContrastiveArgs,
+    "lore": LoreArgs,
+}
+"""Recipe name -> its arguments dataclass (supcon/logicol preset ``loss``)."""
+
+_HELP = {
+    "train": "QUEST-format query JSONL (query, docs, original_query, metadata)",
+    "docs": "documents JSONL the gold ids point to",
+    "out": "run folder: checkpoints/ and the final model/",
+    "base": "registry name or local model folder",
+    "atoms": "atoms.jsonl ({atom, docs}) for distractors",
+    "loss": "supcon | logicol | logicol-noconstraints",
+    "batching": "groups | random (default: groups for logicol*, random for supcon)",
+    "alpha": "share of random queries per batch (contrastive) / weight of negatives (LORE)",
+    "beta": "weight of distractors (LORE)",
+    "resume": "resume from the newest checkpoint in OUT/checkpoints",
+    "limit": "read only the first N training queries",
+    "cached": "GradCache variant of the loss (large batches, bounded memory)",
+}
+
+
+def _scalar_type(annotation: Any) -> tuple[type, bool]:
+    """``(type, optional)`` of a field annotation such as ``int | None``."""
+    args = typing.get_args(annotation)
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:
+            raise TypeError(f"unsupported field type {annotation!r}")
+        return inner[0], True
+    return annotation, False
+
+
+def build_parser(recipe: str) -> argparse.ArgumentParser:
+    """Parser whose flags are the fields of the recipe's dataclass."""
+    if recipe not in RECIPES:
+        raise LogicRagError(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+    cls = RECIPES[recipe]
+    hints = typing.get_type_hints(cls)
+    parser = argparse.ArgumentParser(
+        prog=f"logic-rag finetune {recipe}",
+        description=(cls.__doc__ or "").strip().splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    for field in dataclasses.fields(cls):
+        flag = "--" + field.name.replace("_", "-")
+        kind, optional = _scalar_type(hints[field.name])
+        required = field.default is dataclasses.MISSING
+        default = None if required else field.default
+        if recipe != "lore" and field.name == "loss":
+            default = "supcon" if recipe == "supcon" else "logicol"
+        help_text = _HELP.get(field.name, " ")
+        if kind is bool:
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=help_text
+            )
+            continue
+        kwargs: dict[str, Any] = {"type": kind, "help": help_text, "dest": field.name}
+        if required:
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = default
+        if field.name == "loss":
+            choices = ("supcon",) if recipe == "supcon" else CONTRASTIVE_LOSSES[1:]
+            kwargs["choices"] = choices
+        elif field.name == "batching":
+            kwargs["choices"] = ("groups", "random")
+        if optional:
+            kwargs["metavar"] = kind.__name__.upper()
+        parser.add_argument(flag, **kwargs)
+    return parser
+
+
+def parse_args(recipe: str, argv: Sequence[str]) -> ContrastiveArgs | LoreArgs:
+    """Parse ``argv`` into the recipe's dataclass and validate it (files must exist).
+
+    Errors (unknown flag, missing file, bad value) exit with status 2 and a usage message.
+    """
+    parser = build_parser(recipe)
+    namespace = parser.parse_args(list(argv))
+    args = RECIPES[recipe](**vars(namespace))
+    try:
+        args.validate()
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
+def main(recipe: str, argv: Sequence[str]) -> int:
+    """Run a recipe from command-line arguments; print the model folder; return 0."""
+    args = parse_args(recipe, argv)
+    if isinstance(args, LoreArgs):
+        from .lore import train_lore
+
+        path = train_lore(args)
+    else:
+        from .contrastive import train_contrastive
+
+        path = train_contrastive(args)
+    print(f"saved {path.resolve()}", file=sys.stdout)
+    return 0

@@ -1,0 +1,213 @@
+"""What the recipes share: data loading, trainer arguments, checkpoints, resume, publishing.
+
+Why a separate module: SupCon/LogiCoL and LORE differ only in dataset layout and loss; the
+checkpoint/resume logic and the "a half-written model folder never looks complete" rule must
+be identical for both, so they live here once.
+
+Layout of a run folder ``out``::
+
+    out/checkpoints/checkpoint-N/   trainer checkpoints (every save_steps, newest kept)
+    out/model/                      the final model (appears only when complete)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from logic_rag.models import resolve_model
+
+from .args import ContrastiveArgs, LoreArgs
+from .card import write_card
+
+if TYPE_CHECKING:
+    from logic_rag.finetune.data import TrainingSet
+
+__all__ = [
+    "CHECKPOINTS_DIR",
+    "MODEL_DIR",
+    "file_sha256",
+    "latest_checkpoint",
+    "load_base_model",
+    "load_training_set",
+    "training_arguments",
+    "train_with_resume",
+    "publish_model",
+    "data_files",
+    "base_info",
+]
+
+CHECKPOINTS_DIR = "checkpoints"
+MODEL_DIR = "model"
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (recorded in the model card for every data file)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def load_training_set(args: ContrastiveArgs | LoreArgs) -> TrainingSet:
+    """Read ``--train`` / ``--docs`` (/ ``--atoms``) into a ``TrainingSet``."""
+    from logic_rag.finetune.data import load_quest_training_set
+
+    return load_quest_training_set(args.train, args.docs, atoms=args.atoms, limit=args.limit)
+
+
+def load_base_model(args: ContrastiveArgs | LoreArgs) -> tuple[Any, str]:
+    """The base ``SentenceTransformer`` (offline, no remote code) and its weights fingerprint."""
+    from sentence_transformers import SentenceTransformer
+
+    resolved = resolve_model(args.base)
+    if resolved.kind != "dense":
+        raise ValueError(
+            f"--base {args.base!r} is a {resolved.kind} model; the recipes fine-tune a "
+            "sentence-transformers bi-encoder such as 'minilm' or a folder they wrote"
+        )
+    model = SentenceTransformer(
+        str(resolved.path), device="cpu", local_files_only=True, trust_remote_code=False
+    )
+    model.max_seq_length = args.max_seq_length
+    return model, resolved.fingerprint
+
+
+def _is_valid_checkpoint(path: Path) -> bool:
+    """A checkpoint counts when its state names its own step and its weights exist."""
+    try:
+        step = int(path.name.rsplit("-", 1)[1])
+        state = json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
+    except (IndexError, ValueError, OSError):
+        return False
+    weights = any((path / w).is_file() and (path / w).stat().st_size > 0 for w in _WEIGHTS)
+    return state.get("global_step") == step and weights and (path / "optimizer.pt").is_file()
+
+
+def latest_checkpoint(folder: str | os.PathLike[str]) -> Path | None:
+    """The newest valid ``checkpoint-N`` under ``folder`` (a half-written one is skipped)."""
+    root = Path(folder)
+    found = [p for p in root.glob("checkpoint-*") if p.is_dir() and _is_valid_checkpoint(p)]
+    return max(found, key=lambda p: int(p.name.rsplit("-", 1)[1]), default=None)
+
+
+def training_arguments(args: ContrastiveArgs | LoreArgs, out: Path, **extra: Any) -> Any:
+    """``SentenceTransformerTrainingArguments`` for CPU runs with periodic checkpoints."""
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(out / CHECKPOINTS_DIR),
+        num_train_epochs=args.epochs,
+        max_steps=args.max_steps,
+        per_device_train_batch_size=args.batch_size,
+        learning_rate=args.lr,
+        warmup_steps=args.warmup_ratio,  # a float < 1 is a ratio in transformers 5
+        save_strategy="steps",
+        save_steps=args.save_steps,
+        save_total_limit=args.save_total_limit,
+        logging_steps=max(1, min(10, args.save_steps)),
+        seed=args.seed,
+        data_seed=args.seed,
+        report_to="none",
+        use_cpu=True,
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        disable_tqdm=False,
+        **extra,
+    )
+
+
+def train_with_resume(trainer: Any, args: ContrastiveArgs | LoreArgs, out: Path) -> dict[str, Any]:
+    """Run ``trainer.train``, resuming from the newest valid checkpoint when ``args.resume``.
+
+    Returns facts for the model card: the checkpoint resumed from, steps, loss, wall time.
+    """
+    resume_from = latest_checkpoint(out / CHECKPOINTS_DIR) if args.resume else None
+    if resume_from is not None:
+        print(f"resuming from {resume_from}", flush=True)
+    start = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    wall = time.perf_counter() - start
+    return {
+        "resumed_from": resume_from.name if resume_from else None,
+        "global_step": int(trainer.state.global_step),
+        "training_loss": float(result.training_loss),
+        "wall_time_s": round(wall, 2),
+    }
+
+
+def _replace_dir(tmp: Path, target: Path) -> None:
+    """Move the complete ``tmp`` folder to ``target``, replacing an older ``target``."""
+    if target.exists():
+        trash = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(target, trash)
+        os.replace(tmp, target)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
+
+
+def publish_model(
+    model: Any,
+    out: Path,
+    info: dict[str, Any],
+    *,
+    extra_files: Callable[[Path], None] | None = None,
+    eval_fn: Callable[[Path], dict[str, Any]] | None = None,
+) -> Path:
+    """Save ``model`` to ``out/model`` so that the folder appears only when complete.
+
+    The model, ``README.md`` and ``logic_rag_training.json`` are written into a temporary
+    sibling that is then renamed. With ``eval_fn`` the complete folder is evaluated in place
+    and the card and JSON are rewritten atomically with the metrics.
+    """
+    target = out / MODEL_DIR
+    tmp = out / f".{MODEL_DIR}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        model.save(str(tmp), create_model_card=False)
+        if extra_files is not None:
+            extra_files(tmp)
+        write_card(tmp, info)
+        _replace_dir(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if eval_fn is not None:
+        info["metrics"] = {k: v for k, v in dict(eval_fn(target)).items()}
+        write_card(target, info)
+    return target
+
+
+def data_files(args: ContrastiveArgs | LoreArgs) -> list[dict[str, str]]:
+    """Name, path and SHA-256 of every data file the run read."""
+    files = [("train", args.train), ("docs", args.docs), ("atoms", args.atoms)]
+    return [
+        {"role": role, "path": str(Path(p).resolve()), "sha256": file_sha256(p)}
+        for role, p in files
+        if p is not None
+    ]
+
+
+def base_info(args: ContrastiveArgs | LoreArgs, recipe: str, fingerprint: str) -> dict[str, Any]:
+    """The parts of the card known before training."""
+    import sentence_transformers
+    import torch
+    import transformers
+
+    return {
+        "recipe": recipe,
+        "base_model": {"name": args.base, "weights_sha256": fingerprint},
+        "data": data_files(args),
+        "hyperparameters": asdict(args),
+        "versions": {
+            "sentence_transformers": sentence_transformers.__version__,
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+        },
+    }

@@ -1,0 +1,214 @@
+"""Real training runs on a tiny world with MiniLM: resume, model card, registry, LORE index.
+
+Kept small (<= 4 steps, batch 8, max_seq_length 64, 48 queries) so the module stays well
+under the default test budget on 2 cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+from logic_rag.finetune.recipes import (  # noqa: E402
+    ContrastiveArgs,
+    LoreArgs,
+    train_contrastive,
+    train_lore,
+)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    from logic_rag.evals.world import main as world_main
+
+    out = tmp_path_factory.mktemp("world")
+    assert world_main(["--out", str(out), "--entities", "300", "--seed", "1"]) == 0
+    return out
+
+
+def _stop_at(step: int):
+    from transformers import TrainerCallback
+
+    class Interrupt(TrainerCallback):
+        """Simulates Ctrl-C right after the checkpoint of ``step`` was written."""
+
+        def on_save(self, args, state, control, **kwargs):
+            if state.global_step == step:
+                raise KeyboardInterrupt
+
+    return Interrupt()
+
+
+def _count_steps(seen: list[int]):
+    from transformers import TrainerCallback
+
+    class Count(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            seen.append(state.global_step)
+
+    return Count()
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def logicol_run(world, tmp_path_factory):
+    """Interrupted after step 2, then resumed to step 4, with an eval_fn."""
+    out = tmp_path_factory.mktemp("logicol")
+    args = ContrastiveArgs(
+        train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"), out=str(out),
+        atoms=str(world / "atoms.jsonl"), max_steps=4, save_steps=2, batch_size=8,
+        max_seq_length=64, limit=48, alpha=0.5,
+    )  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        train_contrastive(args, callbacks=[_stop_at(2)])
+    after_interrupt = sorted(p.name for p in (out / "checkpoints").iterdir())
+    model_after_interrupt = (out / "model").exists()
+    seen: list[int] = []
+    evaluated: list[Path] = []
+
+    def eval_fn(path: Path) -> dict:
+        evaluated.append(path)
+        assert (path / "model.safetensors").is_file()
+        return {"toy_recall@5": 0.5}
+
+    model_dir = train_contrastive(args, eval_fn=eval_fn, callbacks=[_count_steps(seen)])
+    return {
+        "args": args,
+        "out": out,
+        "model": model_dir,
+        "after_interrupt": after_interrupt,
+        "model_after_interrupt": model_after_interrupt,
+        "steps_after_resume": seen,
+        "evaluated": evaluated,
+    }
+
+
+def test_interrupted_run_resumes_at_step_2_and_finishes(logicol_run):
+    out = logicol_run["out"]
+    assert logicol_run["after_interrupt"] == ["checkpoint-2"]
+    assert not logicol_run["model_after_interrupt"], "an interrupted run must not publish model/"
+    # The second run did only the steps after the checkpoint.
+    assert logicol_run["steps_after_resume"] == [3, 4]
+    state = json.loads((out / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
+    assert state["global_step"] == 4
+    info = json.loads((logicol_run["model"] / "logic_rag_training.json").read_text())
+    assert info["training"]["resumed_from"] == "checkpoint-2"
+    assert info["training"]["global_step"] == 4
+    assert logicol_run["model"] == out / "model"
+    assert not [p for p in out.iterdir() if p.name.startswith(".model")], "temp folder left over"
+
+
+def test_model_card_lists_data_loss_hyperparameters_base_and_metrics(logicol_run):
+    from logic_rag.models import resolve_model
+
+    model, args = logicol_run["model"], logicol_run["args"]
+    card = (model / "README.md").read_text()
+    info = json.loads((model / "logic_rag_training.json").read_text())
+    base_fp = resolve_model("minilm").fingerprint
+    for name in ("train", "docs", "atoms"):
+        path = Path(getattr(args, name))
+        assert str(path.resolve()) in card and _sha(path) in card
+    roles = {d["role"]: d["sha256"] for d in info["data"]}
+    assert roles == {n: _sha(Path(getattr(args, n))) for n in ("train", "docs", "atoms")}
+    assert info["base_model"] == {"name": "minilm", "weights_sha256": base_fp}
+    assert base_fp in card
+    assert info["loss"]["class"] == "LogiCoLLoss" and "`LogiCoLLoss`" in card
+    assert info["loss"]["config"]["subset_weight"] == args.lambda_subset
+    assert info["loss"]["config"]["exclusion_margin"] == args.gamma_exclusion
+    assert info["hyperparameters"]["max_steps"] == 4 and info["hyperparameters"]["alpha"] == 0.5
+    assert '"max_seq_length": 64' in card
+    assert info["batching"] == {"kind": "groups", "alpha": 0.5}
+    assert info["dataset"]["queries"] == 48
+    assert info["training"]["wall_time_s"] > 0 and "wall time:" in card
+    assert logicol_run["evaluated"] == [model]
+    assert info["metrics"] == {"toy_recall@5": 0.5} and '"toy_recall@5": 0.5' in card
+
+
+def test_output_loads_through_registry_with_new_weights(logicol_run):
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.models import resolve_model
+
+    resolved = resolve_model(logicol_run["model"])
+    assert resolved.kind == "dense"
+    assert resolved.fingerprint != resolve_model("minilm").fingerprint
+    tuned, base = DenseEncoder(logicol_run["model"]), DenseEncoder("minilm")
+    text = ["frogs of Oceania that are not moths"]
+    a, b = tuned.encode_queries(text), base.encode_queries(text)
+    assert a.shape == b.shape == (1, 384)
+    assert not np.allclose(a, b, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_eval_quest_cli_accepts_the_model(logicol_run, world, tmp_path):
+    from logic_rag.cli import main
+
+    queries = tmp_path / "test20.jsonl"
+    lines = (world / "test.jsonl").read_text().splitlines()[:20]
+    queries.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "eval"
+    argv = ["eval", "quest", "--docs", str(world / "documents.jsonl"), "--queries", str(queries),
+            "--out", str(out), "--model", str(logicol_run["model"]), "--strategy", "vanilla",
+            "--gold-logic"]  # fmt: skip
+    assert main(argv) == 0
+    assert (out / "results.json").is_file()
+
+
+def test_lore_keeps_old_index_valid(world, tmp_path):
+    from logic_rag.corpus import load_documents
+    from logic_rag.errors import IndexMismatchError
+    from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.models import resolve_model
+    from logic_rag.retriever import Retriever
+
+    docs = list(load_documents(world / "documents.jsonl"))
+    index_dir = tmp_path / "index"
+    LogicRetriever.build(docs, model="minilm", passages=False).save(index_dir)
+    # Keep the retriever alive: vectors() is a zero-copy view of FAISS memory.
+    base_retriever = Retriever.load(index_dir)
+    before = base_retriever.index.vectors().copy()
+
+    args = LoreArgs(
+        train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"),
+        out=str(tmp_path / "lore"), atoms=str(world / "atoms.jsonl"), max_steps=3,
+        save_steps=3, batch_size=8, max_seq_length=64, limit=24, lr=1e-4,
+    )  # fmt: skip
+    model_dir = train_lore(args)
+    base_fp = resolve_model("minilm").fingerprint
+    meta = json.loads((model_dir / "logic_rag_encoder.json").read_text())
+    assert meta == {
+        "role": "query",
+        "document_encoder": {"name": "minilm", "weights_sha256": base_fp},
+    }
+    info = json.loads((model_dir / "logic_rag_training.json").read_text())
+    assert info["loss"]["class"] == "LoreLoss" and info["loss"]["config"]["beta"] == 3.0
+    assert info["dataset"]["queries_with_distractors"] > 0
+
+    tuned = Retriever.load(index_dir, model=model_dir)  # no flag needed
+    assert tuned.encoder.fingerprint != base_fp
+    np.testing.assert_array_equal(tuned.index.vectors(), before)  # document vectors unchanged
+    query = "frogs of Oceania that are not toads"
+    q_tuned = tuned.encoder.encode_queries([query])
+    q_base = base_retriever.encoder.encode_queries([query])
+    assert not np.allclose(q_tuned, q_base, atol=1e-4)  # the query side did change
+    hits = tuned.search(query, k=5)
+    assert len(hits) == 5 and all(h.id for h in hits)
+    logical = LogicRetriever.load(index_dir, model=model_dir, strategy="vanilla")
+    assert [h.id for h in logical.search(query, k=5)] == [h.id for h in hits]
+
+    # A marker naming other document weights, or no marker, is refused as before.
+    marker = model_dir / "logic_rag_encoder.json"
+    marker.write_text(json.dumps({**meta, "document_encoder": {"weights_sha256": "0" * 64}}))
+    with pytest.raises(IndexMismatchError, match="rebuild the index"):
+        Retriever.load(index_dir, model=model_dir)
+    marker.unlink()
+    with pytest.raises(IndexMismatchError, match="rebuild the index"):
+        Retriever.load(index_dir, model=model_dir)
