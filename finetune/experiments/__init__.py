@@ -1,0 +1,64 @@
+"""Experiments of issue 5: the LogiCoL ablation and the LORE before/after comparison.
+
+* :mod:`.metrics`: R@k and violation rate (via ``evals.quest``), AvgGroupSim, LORE's
+  distractor / positive recall@k.
+* :mod:`.datasets`: build or reuse the generated world and the WordNet set.
+* :mod:`.search`: encode once, exact FAISS search.
+* :mod:`.logicol_ablation`: ``python -m logic_rag.finetune.experiments.logicol_ablation``.
+* :mod:`.lore_experiment`: ``python -m logic_rag.finetune.experiments.lore_experiment``.
+
+Names resolve lazily (PEP 562): importing this package imports neither torch nor numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "avg_group_sim": "metrics",
+    "mean_set_recall_at_k": "metrics",
+    "relative_change": "metrics",
+    "retrieval_metrics": "metrics",
+    "set_recall_at_k": "metrics",
+    "DatasetSpec": "datasets",
+    "prepare_dataset": "datasets",
+    "load_split": "datasets",
+    "training_set": "datasets",
+    "DocumentIndex": "search",
+    "load_encoder": "search",
+    "AblationConfig": "logicol_ablation",
+    "CONDITIONS": "logicol_ablation",
+    "default_config": "logicol_ablation",
+    "run_ablation": "logicol_ablation",
+    "LoreConfig": "lore_experiment",
+    "run_lore_experiment": "lore_experiment",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .datasets import DatasetSpec, load_split, prepare_dataset, training_set
+    from .logicol_ablation import CONDITIONS, AblationConfig, default_config, run_ablation
+    from .lore_experiment import LoreConfig, run_lore_experiment
+    from .metrics import (
+        avg_group_sim,
+        mean_set_recall_at_k,
+        relative_change,
+        retrieval_metrics,
+        set_recall_at_k,
+    )
+    from .search import DocumentIndex, load_encoder
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
