@@ -5,13 +5,20 @@ point* for ordinary contrastive training. So both arms get the identical short
 contrastive fine-tune (sentence-transformers ``SentenceTransformerTrainer`` with
 ``MultipleNegativesRankingLoss``, same pairs, seed and steps) on the *train* side of the
 fixed MS MARCO query split, and are evaluated on the *test* side (never seen by either
-entailment tuning or the contrastive step) with R@1, R@5, MRR@10 and nDCG@10 computed by
+entailment tuning or the contrastive step) with R@1, R@5 (top-k accuracy), MRR@10, nDCG@10 and recall@100 computed by
 ir-measures over the whole 5,000-passage corpus. An NLI probe on SNLI test (mean cosine
 premise<->hypothesis per gold label) shows whether the embedding space separates
 entailment from contradiction better, before and after each step.
 
 The MS MARCO subset has only 43 judged queries (about 13 on the test side), so retrieval
-differences of a few points are within noise; the report says how many queries it used.
+differences of a few points are within noise; the report says how many queries it used,
+and counts per test query whether the entailment-tuned arm ranked the first relevant
+passage higher, lower or the same (reciprocal rank at 10).
+
+``--run-tuning`` runs the entailment tuning first (into ``<out>/entailment_tuned``, with
+its own defaults) so that one command gives the whole pipeline; otherwise pass
+``--tuned-model DIR``. Wall-clock and CPU seconds of every phase go into the report, so the
+cost on a shared machine can be told apart from the cost on a quiet one.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -28,10 +37,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ExperimentArgs", "nli_probe", "evaluate_retrieval", "contrastive_finetune"]
-__all__ += ["run_experiment", "main"]
+__all__ = ["ExperimentArgs", "nli_probe", "rank_corpus", "score_run", "evaluate_retrieval"]
+__all__ += ["compare_arms", "contrastive_finetune", "render_report", "run_experiment", "main"]
 
-MEASURES = ("R@1", "R@5", "RR@10", "nDCG@10")
+#: ir-measures names. Binary measures count TREC-DL grades >= 2 as relevant (grade 1 is
+#: "related", not an answer; the contrastive pairs use the same threshold). "R@k" in the
+#: paper (as in DPR) is top-k retrieval accuracy: is any relevant passage in the top k,
+#: i.e. ``Success@k``; plain recall R@k is meaningless here because test queries have 3 to
+#: 200 relevant passages, so R@100 is reported as the recall measure instead.
+MEASURES = ("Success(rel=2)@1", "Success(rel=2)@5", "RR(rel=2)@10", "nDCG@10", "R(rel=2)@100")
+#: Column names of :data:`MEASURES` in the report.
+DISPLAY = {
+    "Success(rel=2)@1": "R@1 (top-1 acc.)",
+    "Success(rel=2)@5": "R@5 (top-5 acc.)",
+    "RR(rel=2)@10": "MRR@10",
+    "nDCG@10": "nDCG@10",
+    "R(rel=2)@100": "recall@100",
+}
+_PER_QUERY = "RR(rel=2)@10"
 
 
 @dataclass
@@ -40,6 +63,7 @@ class ExperimentArgs:
 
     out: str
     tuned_model: str | None = None
+    run_tuning: bool = False
     base_model: str = "minilm"
     contrastive_steps: int = 40
     contrastive_batch_size: int = 16
@@ -58,7 +82,13 @@ def _data_dir(args: ExperimentArgs) -> Path:
 
 
 def nli_probe(model: Any, pairs: Sequence[Any]) -> dict[str, float]:
-    """Mean cosine similarity premise <-> hypothesis per gold label, and the gap E - C."""
+    """Mean cosine similarity premise <-> hypothesis per gold label, and the gap E - C.
+
+    This is the quantity of the paper's Figure 3: an encoder that has learned entailment
+    should place entailed hypotheses closer to their premise than neutral ones, and those
+    closer than contradicting ones. Keys: ``<label>`` (mean), ``<label>_std`` (population
+    standard deviation), ``<label>_n`` and ``entailment_minus_contradiction``.
+    """
     import torch
 
     premises = model.encode([p.premise for p in pairs], convert_to_tensor=True, batch_size=64)
@@ -67,10 +97,49 @@ def nli_probe(model: Any, pairs: Sequence[Any]) -> dict[str, float]:
     by_label: dict[str, list[float]] = {}
     for pair, c in zip(pairs, cos, strict=True):
         by_label.setdefault(pair.label, []).append(c)
-    result = {label: sum(v) / len(v) for label, v in sorted(by_label.items())}
+    result: dict[str, float] = {}
+    for label, values in sorted(by_label.items()):
+        mean = sum(values) / len(values)
+        result[label] = mean
+        result[f"{label}_std"] = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        result[f"{label}_n"] = len(values)
     if "entailment" in result and "contradiction" in result:
         result["entailment_minus_contradiction"] = result["entailment"] - result["contradiction"]
     return result
+
+
+def rank_corpus(
+    model: Any, corpus: dict[str, str], queries: dict[str, str], *, k: int = 100
+) -> list[Any]:
+    """Exhaustive dense retrieval (cosine): the top ``k`` passages per query as a run."""
+    import ir_measures
+    import torch
+
+    doc_ids = list(corpus)
+    docs = model.encode([corpus[d] for d in doc_ids], convert_to_tensor=True, batch_size=64)
+    qids = list(queries)
+    qs = model.encode([queries[q] for q in qids], convert_to_tensor=True, batch_size=64)
+    top = torch.topk(qs @ docs.T, k=min(k, len(doc_ids)), dim=1)
+    return [
+        ir_measures.ScoredDoc(qid, doc_ids[j], float(s))
+        for qid, idx, sc in zip(qids, top.indices.tolist(), top.values.tolist(), strict=True)
+        for j, s in zip(idx, sc, strict=True)
+    ]
+
+
+def score_run(
+    run: list[Any], queries: dict[str, str], qrels: dict[str, dict[str, int]]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """ir-measures aggregates of :data:`MEASURES` and RR@10 per query (0 if none found)."""
+    import ir_measures
+
+    judged = [ir_measures.Qrel(q, d, g) for q in queries for d, g in qrels.get(q, {}).items()]
+    measures = [ir_measures.parse_measure(m) for m in MEASURES]
+    agg = ir_measures.calc_aggregate(measures, judged, run)
+    rr = {q: 0.0 for q in queries}
+    for m in ir_measures.iter_calc([ir_measures.parse_measure(_PER_QUERY)], judged, run):
+        rr[m.query_id] = float(m.value)
+    return {str(m): float(agg[m]) for m in measures}, rr
 
 
 def evaluate_retrieval(
@@ -79,25 +148,46 @@ def evaluate_retrieval(
     queries: dict[str, str],
     qrels: dict[str, dict[str, int]],
 ) -> dict[str, float]:
-    """Exhaustive dense retrieval (cosine) of ``queries`` over ``corpus``; ir-measures scores."""
-    import ir_measures
-    import torch
+    """Aggregates of :data:`MEASURES` (top-k accuracy, MRR@10, nDCG@10, recall@100)."""
+    return score_run(rank_corpus(model, corpus, queries), queries, qrels)[0]
 
-    doc_ids = list(corpus)
-    docs = model.encode([corpus[d] for d in doc_ids], convert_to_tensor=True, batch_size=64)
-    qids = list(queries)
-    qs = model.encode([queries[q] for q in qids], convert_to_tensor=True, batch_size=64)
-    scores = qs @ docs.T
-    top = torch.topk(scores, k=min(100, len(doc_ids)), dim=1)
-    run = [
-        ir_measures.ScoredDoc(qid, doc_ids[j], float(s))
-        for qid, idx, sc in zip(qids, top.indices.tolist(), top.values.tolist(), strict=True)
-        for j, s in zip(idx, sc, strict=True)
-    ]
-    judged = [ir_measures.Qrel(q, d, g) for q in qids for d, g in qrels.get(q, {}).items()]
-    measures = [ir_measures.parse_measure(m) for m in MEASURES]
-    agg = ir_measures.calc_aggregate(measures, judged, run)
-    return {str(m): float(agg[m]) for m in measures}
+
+def compare_arms(a: dict[str, float], b: dict[str, float]) -> dict[str, int]:
+    """Per-query wins / ties / losses of arm ``b`` over arm ``a`` (same query ids)."""
+    if set(a) != set(b):
+        raise ValueError("both arms must be scored on the same queries")
+    wins = sum(b[q] > a[q] + 1e-12 for q in a)
+    losses = sum(b[q] < a[q] - 1e-12 for q in a)
+    return {"wins": wins, "ties": len(a) - wins - losses, "losses": losses}
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class _Clock:
+    """Wall and CPU seconds of named phases (CPU time is what a quiet machine would need)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, dict[str, float]] = {}
+        self._wall0, self._cpu0 = time.monotonic(), _cpu_seconds()
+
+    def lap(self, name: str) -> None:
+        wall, cpu = time.monotonic(), _cpu_seconds()
+        self.phases[name] = {
+            "wall_s": round(wall - self._wall0, 1),
+            "cpu_s": round(cpu - self._cpu0, 1),
+        }
+        self._wall0, self._cpu0 = wall, cpu
+
+    def total(self) -> dict[str, float]:
+        return {
+            "wall_s": round(sum(p["wall_s"] for p in self.phases.values()), 1),
+            "cpu_s": round(sum(p["cpu_s"] for p in self.phases.values()), 1),
+        }
 
 
 def contrastive_finetune(
@@ -148,21 +238,53 @@ def _probe_pairs(data: Path, per_label: int, seed: int) -> list[Any]:
     return chosen
 
 
+def _resolve_tuned(args: ExperimentArgs, out: Path) -> str:
+    """The entailment-tuned model folder: given, or produced here with ``--run-tuning``."""
+    from logic_rag.finetune.entailment.train import EntailmentTuningArgs, run_entailment_tuning
+
+    if args.tuned_model is not None and args.run_tuning:
+        raise ValueError("pass either --tuned-model DIR or --run-tuning, not both")
+    if args.tuned_model is not None:
+        if not (Path(args.tuned_model) / "modules.json").is_file():
+            raise ValueError(
+                f"{args.tuned_model} is not a sentence-transformers folder (no modules.json); "
+                "produce one with `logic-rag finetune entailment --out DIR` or pass --run-tuning"
+            )
+        return args.tuned_model
+    if not args.run_tuning:
+        raise ValueError(
+            "no entailment-tuned model: pass --tuned-model DIR (from `logic-rag finetune "
+            "entailment --out DIR`) or --run-tuning to tune one into <out>/entailment_tuned"
+        )
+    tuned = out / "entailment_tuned"
+    if not (tuned / "modules.json").is_file():  # a finished folder is reused; a partial resumes
+        run_entailment_tuning(
+            EntailmentTuningArgs(
+                out=str(tuned),
+                base_model=args.base_model,
+                seed=args.seed,
+                data_dir=args.data_dir,
+                test_fraction=args.test_fraction,
+            )
+        )
+    return str(tuned)
+
+
 def run_experiment(args: ExperimentArgs) -> dict[str, Any]:
-    """Run both arms; writes ``<out>/results.json`` and returns it."""
+    """Run both arms; writes ``<out>/results.json`` and ``<out>/report.md`` and returns the
+    results."""
     from sentence_transformers import SentenceTransformer
 
-    from logic_rag.atomic import atomic_write_json
+    from logic_rag.atomic import atomic_write_json, atomic_write_text
     from logic_rag.finetune.entailment.data import (
         load_beir_corpus,
         load_beir_qrels,
         load_beir_queries,
         split_queries,
     )
-    from logic_rag.finetune.entailment.train import EntailmentTuningArgs, run_entailment_tuning
     from logic_rag.models import resolve_model
 
-    started = time.monotonic()
+    clock = _Clock()
     out = Path(args.out).expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
     data = _data_dir(args)
@@ -188,35 +310,38 @@ def run_experiment(args: ExperimentArgs) -> dict[str, Any]:
     test_queries = {q: queries[q] for q in test_q}
     random.Random(args.seed).shuffle(train_pairs)
     probe = _probe_pairs(data, args.probe_per_label, args.seed)
-
     base_path = str(resolve_model(args.base_model).path)
-    tuned_path = args.tuned_model
-    if tuned_path is None:
-        tuned_path = str(out / "entailment_tuned")
-        if not Path(tuned_path).is_dir():
-            run_entailment_tuning(
-                EntailmentTuningArgs(
-                    out=tuned_path,
-                    base_model=args.base_model,
-                    seed=args.seed,
-                    data_dir=args.data_dir,
-                    test_fraction=args.test_fraction,
-                )
-            )
+    clock.lap("load_data")
+
+    tuned_path = _resolve_tuned(args, out)
+    if args.run_tuning:
+        clock.lap("entailment_tuning")
 
     arms: dict[str, Any] = {}
+    per_query: dict[str, dict[str, float]] = {}
     for name, path in (("base", base_path), ("entailment_tuned", tuned_path)):
         start = SentenceTransformer(path, device="cpu")
         arm: dict[str, Any] = {"model": path, "nli_probe_start": nli_probe(start, probe)}
-        arm["retrieval_start"] = evaluate_retrieval(start, corpus, test_queries, qrels)
+        arm["retrieval_start"] = score_run(
+            rank_corpus(start, corpus, test_queries), test_queries, qrels
+        )[0]
         with tempfile.TemporaryDirectory(prefix=f"contrastive-{name}-", dir=out) as tmp:
             tuned = contrastive_finetune(path, train_pairs, Path(tmp), args)
         arm["nli_probe_after_contrastive"] = nli_probe(tuned, probe)
-        arm["retrieval_after_contrastive"] = evaluate_retrieval(tuned, corpus, test_queries, qrels)
+        agg, rr = score_run(rank_corpus(tuned, corpus, test_queries), test_queries, qrels)
+        arm["retrieval_after_contrastive"] = agg
+        arm["rr10_per_query_after_contrastive"] = rr
+        per_query[name] = rr
         arms[name] = arm
+        clock.lap(f"arm_{name}")
 
     results = {
         "arms": arms,
+        "comparison": {
+            "entailment_tuned_vs_base_after_contrastive_rr10": compare_arms(
+                per_query["base"], per_query["entailment_tuned"]
+            )
+        },
         "data": {
             "train_queries": len(train_q),
             "test_queries": len(test_q),
@@ -225,25 +350,100 @@ def run_experiment(args: ExperimentArgs) -> dict[str, Any]:
             "probe_pairs": len(probe),
         },
         "args": dataclasses.asdict(args),
-        "seconds": round(time.monotonic() - started, 1),
+        "timing": {"phases": clock.phases, "total": clock.total()},
+        "seconds": clock.total()["wall_s"],
     }
+    tuning_report = Path(tuned_path) / "entailment_tuning.json"
+    if tuning_report.is_file():
+        tuning = json.loads(tuning_report.read_text(encoding="utf-8"))
+        results["entailment_tuning"] = {
+            k: tuning.get(k) for k in ("pairs", "head_warmup", "seconds", "cpu_seconds")
+        }
+        results["entailment_tuning"]["tuning"] = {
+            k: v for k, v in tuning.get("tuning", {}).items() if k != "log"
+        }
     atomic_write_json(out / "results.json", results)
+    atomic_write_text(out / "report.md", render_report(results))
     return results
 
 
-def _table(results: dict[str, Any]) -> str:
-    lines = ["arm                stage        " + "  ".join(f"{m:>8}" for m in MEASURES)]
-    lines[0] += "   cos E / N / C"
-    for name, arm in results["arms"].items():
-        for stage in ("start", "after_contrastive"):
-            ret = arm[f"retrieval_{stage}"]
-            probe = arm[f"nli_probe_{stage}"]
-            cos = " / ".join(
-                f"{probe.get(k, float('nan')):.3f}"
+def _fmt(x: Any, digits: int = 4) -> str:
+    return f"{x:.{digits}f}" if isinstance(x, (int, float)) else "-"
+
+
+def render_report(results: dict[str, Any]) -> str:
+    """Markdown report: retrieval table, NLI probe table (Figure 3), timing, caveats."""
+    d = results["data"]
+    arms = results["arms"]
+    label = {"base": "base", "entailment_tuned": "base + ET"}
+    lines = [
+        "# Entailment tuning: base vs base + entailment tuning (ET), same contrastive FT",
+        "",
+        f"MS MARCO subset split by query: {d['train_queries']} train queries "
+        f"({d['contrastive_pairs']} contrastive pairs), **{d['test_queries']} test queries**, "
+        f"corpus {d['corpus']} passages. NLI probe: {d['probe_pairs']} SNLI-test pairs.",
+        "",
+        "## Retrieval on the test queries",
+        "",
+        "| model | " + " | ".join(DISPLAY[m] for m in MEASURES) + " |",
+        "|---" * (len(MEASURES) + 1) + "|",
+    ]
+    for stage, suffix in (("start", ""), ("after_contrastive", " + FT")):
+        for name, arm in arms.items():
+            r = arm[f"retrieval_{stage}"]
+            cells = " | ".join(_fmt(r[m]) for m in MEASURES)
+            lines.append(f"| {label.get(name, name)}{suffix} | {cells} |")
+    cmp_ = results.get("comparison", {}).get("entailment_tuned_vs_base_after_contrastive_rr10")
+    if cmp_:
+        lines += [
+            "",
+            f"Per test query (MRR@10, base + ET + FT vs base + FT): {cmp_['wins']} better, "
+            f"{cmp_['ties']} equal, {cmp_['losses']} worse. With {d['test_queries']} queries "
+            "one query moves MRR@10 by up to "
+            f"{1 / max(d['test_queries'], 1):.3f}: differences of that size are noise.",
+        ]
+    lines += [
+        "",
+        "R@k is top-k accuracy (any passage of grade >= 2 in the top k), as in the paper; "
+        "all binary measures count grades >= 2; nDCG@10 uses the grades.",
+        "",
+        "## NLI probe (paper's Figure 3): mean cosine premise <-> hypothesis",
+        "",
+        "| model | entailment | neutral | contradiction | E - C |",
+        "|---|---|---|---|---|",
+    ]
+    for stage, suffix in (("start", ""), ("after_contrastive", " + FT")):
+        for name, arm in arms.items():
+            p = arm[f"nli_probe_{stage}"]
+            cells = " | ".join(
+                f"{_fmt(p.get(k), 3)} ± {_fmt(p.get(k + '_std'), 3)}"
                 for k in ("entailment", "neutral", "contradiction")
             )
-            row = f"{name:<18} {stage[:12]:<12} " + "  ".join(f"{ret[m]:8.4f}" for m in MEASURES)
-            lines.append(row + f"   {cos}")
+            gap = _fmt(p.get("entailment_minus_contradiction"), 3)
+            lines.append(f"| {label.get(name, name)}{suffix} | {cells} | {gap} |")
+    et = results.get("entailment_tuning")
+    if et:
+        warm, tun = et.get("head_warmup") or {}, et.get("tuning") or {}
+        lines += [
+            "",
+            "## Entailment tuning run",
+            "",
+            f"Pairs: {et.get('pairs')}. MLM-head warm-up loss "
+            f"{_fmt(warm.get('mlm_loss_before'), 2)} -> {_fmt(warm.get('mlm_loss_after'), 2)}; "
+            f"masked-hypothesis loss {_fmt(tun.get('masked_hypothesis_loss_before'), 2)} -> "
+            f"{_fmt(tun.get('masked_hypothesis_loss_after'), 2)} over {tun.get('steps')} steps.",
+        ]
+    t = results.get("timing")
+    if t:
+        lines += ["", "## Cost", "", "| phase | wall s | CPU s |", "|---|---|---|"]
+        for name, ph in {**t["phases"], "total": t["total"]}.items():
+            lines.append(f"| {name} | {ph['wall_s']} | {ph['cpu_s']} |")
+        lines += [
+            "",
+            "CPU seconds / 2 estimates the wall time on a quiet 2-core machine "
+            f"({t['total']['cpu_s'] / 2 / 60:.1f} min here).",
+        ]
+    lines += ["", "Arguments: `" + json.dumps(results["args"], sort_keys=True) + "`", ""]
     return "\n".join(lines)
 
 
@@ -256,12 +456,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if f.name == "out":
             parser.add_argument(flag, required=True)
             continue
+        if str(f.type) == "bool":
+            parser.add_argument(flag, action="store_true", default=False)
+            continue
         kind = {"int": int, "float": float, "int | None": int}.get(str(f.type), str)
         parser.add_argument(flag, type=kind, default=getattr(defaults, f.name))
     args = ExperimentArgs(**vars(parser.parse_args(argv)))
-    results = run_experiment(args)
+    try:
+        results = run_experiment(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(results["data"]))
-    print(_table(results))
+    print(render_report(results))
     return 0
 
 

@@ -30,6 +30,7 @@ import dataclasses
 import json
 import os
 import random
+import resource
 import shutil
 import sys
 import time
@@ -257,6 +258,12 @@ def _warm_up_head(
     }
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process (what a quiet machine would need)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _latest_checkpoint(folder: Path) -> Path | None:
     checkpoints = [p for p in folder.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
     return max(checkpoints, key=lambda p: int(p.name.split("-")[-1]), default=None)
@@ -296,6 +303,7 @@ def run_entailment_tuning(args: EntailmentTuningArgs) -> dict[str, Any]:
 
     args.validate()
     started = time.monotonic()
+    cpu_started = _cpu_seconds()
     out = Path(args.out).expanduser().resolve()
     if out.exists():
         if not args.overwrite:
@@ -400,6 +408,7 @@ def run_entailment_tuning(args: EntailmentTuningArgs) -> dict[str, Any]:
         },
         "args": dataclasses.asdict(args),
         "seconds": round(time.monotonic() - started, 1),
+        "cpu_seconds": round(_cpu_seconds() - cpu_started, 1),
     }
     final_tmp = work / "final"
     shutil.rmtree(final_tmp, ignore_errors=True)
@@ -447,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FileExistsError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    summary = {k: report[k] for k in ("pairs", "head_warmup", "seconds")}
+    summary = {k: report[k] for k in ("pairs", "head_warmup", "seconds", "cpu_seconds")}
     summary["tuning"] = {k: v for k, v in report["tuning"].items() if k != "log"}
     print(json.dumps(summary, indent=2))
     print(f"saved {Path(args.out).resolve()}")
