@@ -7,34 +7,35 @@ needs them is used.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from logic_rag.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # engine
-    "Retriever": "logic_rag.retriever",
-    "Hit": "logic_rag.retriever",
-    "DenseEncoder": "logic_rag.encoders.dense",
-    "DenseIndex": "logic_rag.index.faiss_index",
-    "BM25Index": "logic_rag.index.bm25",
+    "Retriever": "retriever",
+    "Hit": "retriever",
+    "DenseEncoder": "encoders.dense",
+    "DenseIndex": "index.faiss_index",
+    "BM25Index": "index.bm25",
     # corpora
-    "Document": "logic_rag.corpus",
-    "iter_documents": "logic_rag.corpus",
-    "load_documents": "logic_rag.corpus",
-    "load_beir": "logic_rag.corpus",
-    "BeirDataset": "logic_rag.corpus",
+    "Document": "corpus",
+    "iter_documents": "corpus",
+    "load_documents": "corpus",
+    "load_beir": "corpus",
+    "BeirDataset": "corpus",
     # models
-    "resolve_model": "logic_rag.models",
-    "ResolvedModel": "logic_rag.models",
-    "MODELS": "logic_rag.models",
+    "resolve_model": "models",
+    "ResolvedModel": "models",
+    "MODELS": "models",
     # errors
-    "LogicRagError": "logic_rag.errors",
-    "ModelNotFoundError": "logic_rag.errors",
-    "CorpusFormatError": "logic_rag.errors",
-    "IndexCorruptError": "logic_rag.errors",
-    "IndexMismatchError": "logic_rag.errors",
+    "LogicRagError": "errors",
+    "ModelNotFoundError": "errors",
+    "CorpusFormatError": "errors",
+    "IndexCorruptError": "errors",
+    "IndexMismatchError": "errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -55,14 +56,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.retriever import Hit, Retriever
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'logic_rag' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -15,8 +15,9 @@ with ``python -m``) imports nothing heavy.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from logic_rag.lazy import lazy_exports
 
 __all__ = [
     "Claim",
@@ -47,8 +48,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        module = importlib.import_module(f"{__name__}.{_WHERE[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

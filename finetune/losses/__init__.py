@@ -15,8 +15,9 @@ Names resolve lazily (PEP 562) so that importing this package does not import to
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from logic_rag.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "MultiPositiveSupConLoss": "supcon",
@@ -55,14 +56,4 @@ if TYPE_CHECKING:
     from .supcon import MultiPositiveSupConLoss, multi_positive_supcon
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
