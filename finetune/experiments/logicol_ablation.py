@@ -344,6 +344,8 @@ def render_report(results: dict[str, Any], split: str = "test") -> str:
         "(atoms disjoint from training). Violation rate and AvgGroupSim: lower is better.",
         "",
     ]
+    if cfg.get("recipe_extra"):
+        lines += [f"Recipe overrides for every trained condition: `{cfg['recipe_extra']}`.", ""]
     for name, per in results["datasets"].items():
         lines += [
             f"## {name}",
@@ -387,6 +389,24 @@ def acceptance(new: dict[str, Any], old: dict[str, Any]) -> str:
     return "met" if not reasons else "not met (" + "; ".join(reasons) + ")"
 
 
+def _recipe_extra(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["exclusion_temperature=0.05"]`` -> ``{"exclusion_temperature": 0.05}``, typed by the
+    :class:`~logic_rag.finetune.recipes.ContrastiveArgs` field's default."""
+    from logic_rag.finetune.recipes import ContrastiveArgs
+
+    defaults = {f.name: f.default for f in fields(ContrastiveArgs)}
+    extra: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or name not in defaults:
+            raise SystemExit(
+                f"--recipe {pair!r}: expected FIELD=VALUE with a ContrastiveArgs field"
+            )
+        kind = type(defaults[name]) if defaults[name] is not None else str
+        extra[name] = kind(text) if kind is not bool else text.lower() in ("1", "true", "yes")
+    return extra
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -399,6 +419,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, help="override the learning rate")
     parser.add_argument("--seed", type=int, help="override the seed")
     parser.add_argument("--no-variants", action="store_true", help="train split only")
+    parser.add_argument(
+        "--recipe",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="extra ContrastiveArgs field for every trained condition, e.g. "
+        "exclusion_temperature=0.05 (repeatable)",
+    )
     parser.add_argument(
         "--conditions", nargs="+", choices=list(CONDITIONS), help="subset, in this order"
     )
@@ -415,6 +443,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
     if args.no_variants:
         cfg = replace(cfg, variants=False)
+    if args.recipe:
+        cfg = replace(cfg, recipe_extra=_recipe_extra(args.recipe))
     start = time.perf_counter()
     run_ablation(
         args.out,

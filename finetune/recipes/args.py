@@ -75,6 +75,7 @@ class ContrastiveArgs:
     lambda_exclusion: float = 0.1
     gamma_subset: float = 0.2
     gamma_exclusion: float = 0.2
+    exclusion_temperature: float = 1.0
     cached: bool = False
     mini_batch_size: int = 32
     save_steps: int = 50
@@ -106,6 +107,8 @@ class ContrastiveArgs:
             raise RecipeArgsError("--mini-batch-size and --save-total-limit must be >= 1")
         if min(self.lambda_subset, self.lambda_exclusion) < 0:
             raise RecipeArgsError("--lambda-subset and --lambda-exclusion must be >= 0")
+        if self.exclusion_temperature <= 0:
+            raise RecipeArgsError("--exclusion-temperature must be > 0")
         _check_common(self)
 
 

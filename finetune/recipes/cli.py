@@ -41,6 +41,7 @@ _HELP = {
     "beta": "weight of distractors (LORE)",
     "resume": "resume from the newest checkpoint in OUT/checkpoints",
     "limit": "read only the first N training queries",
+    "exclusion_temperature": "softmax temperature of LogiCoL's exclusion term (authors' code: 1.0)",
     "cached": "GradCache variant of the loss (large batches, bounded memory)",
 }
 

@@ -41,6 +41,7 @@ def build_contrastive_loss(args: ContrastiveArgs, model: Any, relations: Any) ->
             "subset_weight": args.lambda_subset,
             "exclusion_margin": args.gamma_exclusion,
             "subset_margin": args.gamma_subset,
+            "exclusion_temperature": args.exclusion_temperature,
         }
     else:  # supcon and logicol-noconstraints: the same loss, different batching
         cls = (

@@ -122,3 +122,16 @@ def test_real_tiny_ablation_end_to_end(tmp_path: Path) -> None:
     tuned = world["logicol"]["metrics"]["test"]
     assert abs(tuned["R@100"] - zero["R@100"]) < 0.2
     assert (tmp_path / "report.md").read_text().count("| logicol") == 2
+
+
+def test_recipe_overrides_are_typed_and_checked():
+    from logic_rag.finetune.experiments.logicol_ablation import _recipe_extra
+
+    assert _recipe_extra(["exclusion_temperature=0.05", "save_steps=7", "cached=true"]) == {
+        "exclusion_temperature": 0.05,
+        "save_steps": 7,
+        "cached": True,
+    }
+    for bad in ("nonsense=1", "exclusion_temperature"):
+        with pytest.raises(SystemExit, match="FIELD=VALUE"):
+            _recipe_extra([bad])

@@ -31,12 +31,14 @@ def test_logicol_flags_map_to_dataclass(files):
         "--base", "mpnet", "--atoms", files["atoms"], "--alpha", "0.5", "--max-steps", "7",
         "--batch-size", "12", "--lambda-subset", "0.3", "--cached", "--no-resume",
         "--limit", "9", "--batching", "random", "--loss", "logicol-noconstraints",
+        "--exclusion-temperature", "0.05",
     ]  # fmt: skip
     args = parse_args("logicol", argv)
     assert args == ContrastiveArgs(
         train=files["train"], docs=files["docs"], out="run", base="mpnet",
         atoms=files["atoms"], alpha=0.5, max_steps=7, batch_size=12, lambda_subset=0.3,
         cached=True, resume=False, limit=9, batching="random", loss="logicol-noconstraints",
+        exclusion_temperature=0.05,
     )  # fmt: skip
 
 
@@ -63,6 +65,7 @@ def test_lore_flags(files):
         ("lore", ["--lambda-subset", "0.1"], "unrecognized arguments: --lambda-subset"),
         ("supcon", ["--loss", "logicol"], "invalid choice"),
         ("logicol", ["--alpha", "1.5"], "--alpha 1.5"),
+        ("logicol", ["--exclusion-temperature", "0"], "--exclusion-temperature must be > 0"),
         ("lore", ["--num-distractors", "0", "--num-negatives", "0"], "at least one"),
     ],
 )

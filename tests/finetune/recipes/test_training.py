@@ -124,6 +124,7 @@ def test_model_card_lists_data_loss_hyperparameters_base_and_metrics(logicol_run
     assert info["loss"]["class"] == "LogiCoLLoss" and "`LogiCoLLoss`" in card
     assert info["loss"]["config"]["subset_weight"] == args.lambda_subset
     assert info["loss"]["config"]["exclusion_margin"] == args.gamma_exclusion
+    assert info["loss"]["config"]["exclusion_temperature"] == args.exclusion_temperature
     assert info["hyperparameters"]["max_steps"] == 4 and info["hyperparameters"]["alpha"] == 0.5
     assert '"max_seq_length": 64' in card
     assert info["batching"] == {"kind": "groups", "alpha": 0.5}
