@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "to_lore_dataset": "examples",
     "PositiveResampler": "examples",
     "VARIANT_SHAPES": "variants",
+    "add_variants": "variants",
     "build_variants": "variants",
     "compose_variants": "variants",
     "quest_text": "variants",
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     )
     from .variants import (
         VARIANT_SHAPES,
+        add_variants,
         build_variants,
         compose_variants,
         quest_text,

@@ -18,10 +18,11 @@ from logic_rag.query.algebra import LogicalQuery, atoms, evaluate, negated_atoms
 from logic_rag.query.algebra import render as render_query
 from logic_rag.query.templates import from_template, to_template
 
-from .examples import TrainQuery, compute_distractors
+from .examples import TrainingSet, TrainQuery, compute_distractors
 
 __all__ = [
     "VARIANT_SHAPES",
+    "add_variants",
     "build_variants",
     "compose_variants",
     "quest_text",
@@ -178,6 +179,55 @@ def build_variants(
                 )
             )
     return result
+
+
+def add_variants(
+    training_set: TrainingSet,
+    atoms_path: str | Path,
+    *,
+    split: str = "train",
+    seed: int = 0,
+) -> TrainingSet:
+    """``training_set`` plus Quest+Variants built from the atoms of one split.
+
+    ``atoms_path`` is JSONL with ``atom`` and ``docs`` (and optional ``domain``, ``split``),
+    as ``logic-rag world`` and the WordNet builder write it. Only rows whose ``split`` is
+    ``split``, or that have no ``split``, are used, so held-out atoms never reach training;
+    gold documents outside the training set's documents are dropped. Variant ids and groups
+    are prefixed ``variant:``; a variant never replaces or repeats a query already there.
+    """
+    import json
+    from dataclasses import replace
+
+    from logic_rag.errors import CorpusFormatError
+
+    atoms: dict[str, list[str]] = {}
+    domains: dict[str, str] = {}
+    path = Path(atoms_path)
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                name, docs = row["atom"], row["docs"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CorpusFormatError(path, lineno, f"not an atom row ({exc})") from None
+            if row.get("split", split) != split:
+                continue
+            atoms[name] = [d for d in docs if d in training_set.documents]
+            if isinstance(row.get("domain"), str):
+                domains[name] = row["domain"]
+    taken = {q.query_id for q in training_set.queries}
+    # A split that is itself Quest+Variants (the WordNet set) would otherwise get every
+    # query a second time: a variant equal in text and gold set to a query is skipped.
+    seen = {(q.text, frozenset(q.gold)) for q in training_set.queries}
+    extra = [
+        replace(q, query_id=f"variant:{q.query_id}", group=f"variant:{q.group}")
+        for q in build_variants(atoms, seed=seed, domains=domains)
+        if f"variant:{q.query_id}" not in taken and (q.text, frozenset(q.gold)) not in seen
+    ]
+    return TrainingSet(training_set.queries + extra, training_set.documents)
 
 
 def write_quest_format(queries: Sequence[TrainQuery], path: str | Path) -> None:

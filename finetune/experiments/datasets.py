@@ -83,31 +83,10 @@ def training_set(folder: str | Path, *, variants: bool = True, seed: int = 0) ->
     sets, which LogiCoL's group batching and regularisers need; using only train atoms keeps
     val/test atoms unseen.
     """
-    import json
-    from dataclasses import replace
-
-    from logic_rag.finetune.data import TrainingSet, build_variants
+    from logic_rag.finetune.data import add_variants
 
     root = Path(folder)
     base = load_split(root, "train")
     if not variants:
         return base
-    atoms: dict[str, list[str]] = {}
-    domains: dict[str, str] = {}
-    with (root / "atoms.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if row.get("split") == "train":
-                atoms[row["atom"]] = [d for d in row["docs"] if d in base.documents]
-                if isinstance(row.get("domain"), str):
-                    domains[row["atom"]] = row["domain"]
-    extra = build_variants(atoms, seed=seed, domains=domains)
-    taken = {q.query_id for q in base.queries}
-    extra = [
-        replace(q, query_id=f"variant:{q.query_id}", group=f"variant:{q.group}")
-        for q in extra
-        if f"variant:{q.query_id}" not in taken
-    ]
-    return TrainingSet(base.queries + extra, base.documents)
+    return add_variants(base, root / "atoms.jsonl", split="train", seed=seed)

@@ -64,6 +64,7 @@ class ContrastiveArgs:
     base: str = "minilm"
     loss: str = "logicol"
     atoms: str | None = None
+    variants: bool = False
     batching: str | None = None
     alpha: float = 0.6
     epochs: float = 1.0
@@ -107,6 +108,8 @@ class ContrastiveArgs:
             raise RecipeArgsError("--mini-batch-size and --save-total-limit must be >= 1")
         if min(self.lambda_subset, self.lambda_exclusion) < 0:
             raise RecipeArgsError("--lambda-subset and --lambda-exclusion must be >= 0")
+        if self.variants and self.atoms is None:
+            raise RecipeArgsError("--variants builds Quest+Variants from --atoms; pass --atoms")
         if self.exclusion_temperature <= 0:
             raise RecipeArgsError("--exclusion-temperature must be > 0")
         _check_common(self)

@@ -58,9 +58,12 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def load_training_set(args: ContrastiveArgs | LoreArgs) -> TrainingSet:
     """Read ``--train`` / ``--docs`` (/ ``--atoms``) into a ``TrainingSet``."""
-    from logic_rag.finetune.data import load_quest_training_set
+    from logic_rag.finetune.data import add_variants, load_quest_training_set
 
-    return load_quest_training_set(args.train, args.docs, atoms=args.atoms, limit=args.limit)
+    ts = load_quest_training_set(args.train, args.docs, atoms=args.atoms, limit=args.limit)
+    if getattr(args, "variants", False):
+        ts = add_variants(ts, args.atoms, split="train", seed=args.seed)
+    return ts
 
 
 def load_base_model(args: ContrastiveArgs | LoreArgs) -> tuple[Any, str]:

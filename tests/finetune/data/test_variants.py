@@ -161,3 +161,40 @@ def test_write_and_reload_quest_format(tmp_path) -> None:
         assert (a.gold, a.group, a.template, a.text) == (b.gold, b.group, b.template, b.text)
         assert a.logical_query == b.logical_query
         assert a.distractors == b.distractors
+
+
+def _atoms_file(tmp_path, rows) -> object:
+    import json
+
+    path = tmp_path / "atoms.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_add_variants_uses_only_the_split_and_never_repeats_a_query(tmp_path) -> None:
+    from logic_rag.finetune.data import add_variants
+
+    documents = {f"d{i}": f"text {i}" for i in range(40)}
+    toy = _toy_atoms()
+    rows = [{"atom": k, "docs": sorted(v), "split": "train"} for k, v in toy.items()]
+    rows.append({"atom": "Held-out things", "docs": ["d1", "d2", "d3"], "split": "test"})
+    atoms = _atoms_file(tmp_path, rows)
+    # The base set is itself Quest+Variants of the same atoms (like the WordNet set).
+    base = TrainingSet(build_variants(toy, seed=0), documents)
+    assert len(add_variants(base, atoms, seed=0)) == len(base)
+    empty = TrainingSet([], documents)
+    grown = add_variants(empty, atoms, seed=0)
+    assert len(grown) == len(base)
+    assert all(q.query_id.startswith("variant:") for q in grown.queries)
+    assert all(q.group.startswith("variant:") for q in grown.queries)
+    assert not any("Held-out" in q.text for q in grown.queries)
+
+
+def test_add_variants_names_file_and_line_of_a_bad_row(tmp_path) -> None:
+    from logic_rag.errors import CorpusFormatError
+    from logic_rag.finetune.data import add_variants
+
+    path = tmp_path / "atoms.jsonl"
+    path.write_text('{"atom": "A", "docs": ["d1"]}\n{"atom": "B"}\n', encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"atoms.jsonl:2"):
+        add_variants(TrainingSet([], {"d1": "x"}), path)

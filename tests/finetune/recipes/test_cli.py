@@ -66,6 +66,7 @@ def test_lore_flags(files):
         ("supcon", ["--loss", "logicol"], "invalid choice"),
         ("logicol", ["--alpha", "1.5"], "--alpha 1.5"),
         ("logicol", ["--exclusion-temperature", "0"], "--exclusion-temperature must be > 0"),
+        ("logicol", ["--variants"], "--variants builds Quest+Variants from --atoms"),
         ("lore", ["--num-distractors", "0", "--num-negatives", "0"], "at least one"),
     ],
 )

@@ -213,3 +213,28 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
     marker.unlink()
     with pytest.raises(IndexMismatchError, match="rebuild the index"):
         Retriever.load(index_dir, model=model_dir)
+
+
+def test_variants_flag_adds_quest_variants_of_train_atoms_only(world):
+    from logic_rag.finetune.recipes.training import load_training_set
+    from logic_rag.query.algebra import atoms
+
+    common = {
+        "train": str(world / "train.jsonl"),
+        "docs": str(world / "documents.jsonl"),
+        "atoms": str(world / "atoms.jsonl"),
+        "out": "unused",
+    }
+    plain = load_training_set(ContrastiveArgs(**common))
+    grown = load_training_set(ContrastiveArgs(**common, variants=True))
+    extra = grown.queries[len(plain) :]
+    assert grown.queries[: len(plain)] == plain.queries and extra
+    assert all(q.query_id.startswith("variant:") and q.group for q in extra)
+    train_atoms = {
+        row["atom"]
+        for row in map(json.loads, (world / "atoms.jsonl").read_text().splitlines())
+        if row.get("split") == "train"
+    }
+    for q in extra:
+        assert q.logical_query is not None
+        assert {a.text for a in atoms(q.logical_query)} <= train_atoms
