@@ -133,6 +133,11 @@ def run_from_args(args: argparse.Namespace) -> int:
 
             results = run_rag_eval(config_from_args(args))
             print(_summary_line(results))
+            from .report import unscored_warning
+
+            warning = unscored_warning(results)
+            if warning:
+                print(f"warning: {warning}", file=sys.stderr)
     except (LogicRagError, ValueError, FileNotFoundError) as exc:
         print(f"logic-rag eval rag: error: {exc}", file=sys.stderr)
         return 2

@@ -69,6 +69,29 @@ def _metric_rows(results: Mapping[str, Any]) -> list[list[str]]:
 _METRIC_HEAD = ["metric", "mean", "std", "scored", "parse failures", "scale"]
 
 
+def unscored_judges(results: Mapping[str, Any]) -> list[str]:
+    """Judge metrics for which no output parsed at all (every item a parse failure)."""
+    return [
+        name
+        for name, block in results.get("metrics", {}).items()
+        if block.get("parse_failures") and not block.get("count")
+    ]
+
+
+def unscored_warning(results: Mapping[str, Any]) -> str | None:
+    """What to tell the user when a judge never produced a usable score, else ``None``."""
+    names = unscored_judges(results)
+    if not names:
+        return None
+    judge = results.get("config", {}).get("judge", "the judge")
+    return (
+        f"no {' or '.join(names)} score could be parsed from {judge}'s output (every item is "
+        "a parse failure, see judge_raw in items.jsonl): the judge model is too weak to follow "
+        "the rating format; pass a stronger one with --judge (e.g. qwen2.5-0.5b, a vllm: model "
+        "or an openai: server)"
+    )
+
+
 def _compare_rows(compare: Mapping[str, Any]) -> list[list[str]]:
     rows = []
     for name, d in compare.get("paired", {}).items():
@@ -146,6 +169,9 @@ def render_markdown(results: Mapping[str, Any], records: Sequence[Mapping[str, A
             *_md_table(_METRIC_HEAD, _metric_rows(results)),
             "",
         ]
+        warning = unscored_warning(results)
+        if warning:
+            out += [f"**Warning:** {warning[0].upper()}{warning[1:]}.", ""]
     compare = results.get("compare")
     if compare:
         out += [

@@ -105,3 +105,19 @@ def test_plot_functions_return_png():
     assert histogram_png("correctness", [1, 2, 5, 4.5], [1.0, 5.0]).startswith(PNG_MAGIC)
     assert differences_png({"x": {"diff": None}}) is None
     assert differences_png({"x": {"diff": 0.1, "low": 0.0, "high": 0.2}}).startswith(PNG_MAGIC)
+
+
+def test_a_judge_that_never_parsed_is_called_out(tmp_path):
+    import copy
+
+    from logic_rag.evals.rag.report import unscored_judges, unscored_warning
+
+    assert unscored_judges(RESULTS) == [] and unscored_warning(RESULTS) is None
+    results = copy.deepcopy(RESULTS)
+    results["metrics"]["correctness"].update(mean=None, std=None, count=0, parse_failures=3)
+    results["config"]["judge"] = "smollm2-135m"
+    assert unscored_judges(results) == ["correctness"]
+    warning = unscored_warning(results)
+    assert "correctness" in warning and "smollm2-135m" in warning and "--judge" in warning
+    md = write_reports(tmp_path, results, RECORDS)[0].read_text()
+    assert "**Warning:** No correctness score could be parsed from smollm2-135m" in md
