@@ -41,8 +41,10 @@ vllm-env: setup
 	bash scripts/vllm_env.sh $(VLLM_VENV)
 	$(BIN)/python -c "from logic_rag.generators import export_hf; print(export_hf())"
 
+# The timeout turns a hang (an engine process left alive at exit) into a red run in
+# minutes instead of one that eats the whole CI budget.
 test-vllm: vllm-env
-	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/generators -p no:cacheprovider
+	timeout --kill-after=30 900 $(VLLM_VENV)/bin/python -m pytest -m vllm tests/generators -p no:cacheprovider
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "parse_spec": "base",
     "TransformersGenerator": "transformers_local",
     "VLLMGenerator": "vllm_engine",
+    "shutdown_engines": "vllm_engine",
     "OpenAIGenerator": "openai_server",
     "Server": "openai_server",
     "serve": "openai_server",
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from .llm_adapter import GeneratorLLM
     from .openai_server import OpenAIGenerator, Server, serve
     from .transformers_local import TransformersGenerator
-    from .vllm_engine import VLLMGenerator
+    from .vllm_engine import VLLMGenerator, shutdown_engines
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

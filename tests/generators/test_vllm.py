@@ -76,6 +76,20 @@ def test_in_process_engine_generates_with_explicit_max_tokens(hf_model: Path, to
     assert gen.as_llm(max_tokens=8).complete(PROMPTS[0]).text == answers[0]
 
 
+def test_engines_shut_down_so_the_interpreter_can_exit(hf_model: Path) -> None:
+    """A cached engine left alive hung interpreter exit (multiprocessing joins its core)."""
+    import multiprocessing
+
+    from logic_rag.generators import make_generator, shutdown_engines
+
+    gen = make_generator(f"vllm:{hf_model}", max_model_len=MAX_MODEL_LEN, kv_cache_space_gib=1)
+    assert gen.generate(PROMPTS[:1], max_tokens=2)
+    assert any(p.is_alive() for p in multiprocessing.active_children())
+    assert shutdown_engines() >= 1
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+    assert shutdown_engines() == 0
+
+
 @pytest.fixture(scope="module")
 def server(hf_model: Path) -> Iterator[Any]:
     from logic_rag.generators import serve
