@@ -36,7 +36,7 @@ _ENGINES_LOCK = threading.Lock()
 _ATEXIT_REGISTERED = False
 
 
-def shutdown_engines() -> int:
+def shutdown_engines(join_timeout: float = 30.0) -> int:
     """Stop every cached in-process engine and its EngineCore process; return how many.
 
     Why: the engine core is a non-daemon ``multiprocessing`` child. If an ``LLM`` is still
@@ -44,7 +44,8 @@ def shutdown_engines() -> int:
     vLLM's own finalizers run, and the process hangs for ever (seen as a pytest run that
     printed "3 passed" and never exited). This is registered with :mod:`atexit` when the
     first engine starts, so it runs before that join (atexit is last-in, first-out); call it
-    yourself to free the memory earlier.
+    yourself to free the memory earlier. Waits up to ``join_timeout`` seconds for each
+    engine process to be gone.
     """
     with _ENGINES_LOCK:
         engines = list(_ENGINES.values())
@@ -53,6 +54,13 @@ def shutdown_engines() -> int:
         core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
         if core is not None and hasattr(core, "shutdown"):
             core.shutdown()
+    if engines:
+        # vLLM sends SIGTERM (SIGKILL after 5 s) and may return before the child is reaped.
+        import multiprocessing
+
+        for child in multiprocessing.active_children():
+            if child.name.startswith("EngineCore"):
+                child.join(timeout=join_timeout)
     return len(engines)
 
 
