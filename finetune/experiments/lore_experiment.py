@@ -44,7 +44,7 @@ class LoreConfig:
     base: str = "minilm"
     max_steps: int = 150
     batch_size: int = 16
-    lr: float = 2e-5
+    lr: float = 5e-5  # the recipe's default (LoreArgs)
     seed: int = 0
 
     def spec(self) -> DatasetSpec:

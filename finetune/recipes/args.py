@@ -56,6 +56,16 @@ class ContrastiveArgs:
 
     ``batching`` None means logical groups for ``logicol*`` and random batches for ``supcon``;
     ``alpha`` is the share of random queries in a group batch (LogiCoL's best: 0.5-0.7).
+
+    The exclusion defaults (``lambda_exclusion`` 1.0, ``gamma_exclusion`` 2.0 nats,
+    ``exclusion_temperature`` 0.05) differ from the paper's (0.1, 0.2, softmax of raw
+    cosines) on purpose. At temperature 1 the in-batch distributions are near uniform, the
+    symmetric KL is ~0 and its gradient vanishes; at 0.05 a 0.2 margin is met before
+    training starts. Either way the term did nothing here (violation rate unchanged vs plain
+    group batching). With these values it is active: on held-out WordNet queries the
+    violation rate fell from 0.69 (paper settings) to 0.41, with R@20 unchanged. They were
+    picked on the generated world's validation split (the only split with enough negation
+    queries), from three settings tried. Pass the paper's values to reproduce it.
     """
 
     train: str
@@ -73,10 +83,10 @@ class ContrastiveArgs:
     lr: float = 5e-5
     temperature: float = 0.05
     lambda_subset: float = 0.1
-    lambda_exclusion: float = 0.1
+    lambda_exclusion: float = 1.0
     gamma_subset: float = 0.2
-    gamma_exclusion: float = 0.2
-    exclusion_temperature: float = 1.0
+    gamma_exclusion: float = 2.0
+    exclusion_temperature: float = 0.05
     cached: bool = False
     mini_batch_size: int = 32
     save_steps: int = 50
@@ -117,7 +127,12 @@ class ContrastiveArgs:
 
 @dataclass
 class LoreArgs:
-    """LORE: tiered contrastive training of the query encoder; documents stay on the base."""
+    """LORE: tiered contrastive training of the query encoder; documents stay on the base.
+
+    ``lr`` 5e-5: at 2e-5, 150 steps moved distractor R@5 on the held-out world split by
+    only -23% (-30% after 300 steps); 5e-5 reaches -31% in 150 steps there and -69% on
+    held-out WordNet queries, with positive R@5 up in both.
+    """
 
     train: str
     docs: str
@@ -132,7 +147,7 @@ class LoreArgs:
     epochs: float = 1.0
     max_steps: int = -1
     batch_size: int = 16
-    lr: float = 2e-5
+    lr: float = 5e-5
     save_steps: int = 50
     save_total_limit: int = 2
     seed: int = 0

@@ -42,7 +42,12 @@ _HELP = {
     "beta": "weight of distractors (LORE)",
     "resume": "resume from the newest checkpoint in OUT/checkpoints",
     "limit": "read only the first N training queries",
-    "exclusion_temperature": "softmax temperature of LogiCoL's exclusion term (authors' code: 1.0)",
+    "exclusion_temperature": "softmax temperature of LogiCoL's exclusion term (authors' code: "
+    "1.0, where the term has no gradient; see ContrastiveArgs)",
+    "lambda_exclusion": "weight of LogiCoL's exclusion term (paper: 0.1)",
+    "gamma_exclusion": "margin of LogiCoL's exclusion hinge, in nats (paper: 0.2)",
+    "lambda_subset": "weight of LogiCoL's subset term (paper: 0.1)",
+    "gamma_subset": "margin of LogiCoL's subset hinge (paper: 0.2)",
     "cached": "GradCache variant of the loss (large batches, bounded memory)",
 }
 
