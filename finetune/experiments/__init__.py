@@ -6,6 +6,8 @@
 * :mod:`.search`: encode once, exact FAISS search.
 * :mod:`.logicol_ablation`: ``python -m logic_rag.finetune.experiments.logicol_ablation``.
 * :mod:`.lore_experiment`: ``python -m logic_rag.finetune.experiments.lore_experiment``.
+* :mod:`.paired`: ``python -m logic_rag.finetune.experiments.paired DATA A B``, a sign test
+  on negation violations and bootstrap intervals on recall for two encoders.
 
 Names resolve lazily (PEP 562): importing this package imports neither torch nor numpy.
 """
@@ -28,6 +30,10 @@ _EXPORTS: dict[str, str] = {
     "training_set": "datasets",
     "DocumentIndex": "search",
     "load_encoder": "search",
+    "search_queries": "search",
+    "compare_per_query": "paired",
+    "per_query_metrics": "paired",
+    "violation_sign_test": "paired",
     "AblationConfig": "logicol_ablation",
     "CONDITIONS": "logicol_ablation",
     "default_config": "logicol_ablation",
@@ -49,7 +55,8 @@ if TYPE_CHECKING:
         retrieval_metrics,
         set_recall_at_k,
     )
-    from .search import DocumentIndex, load_encoder
+    from .paired import compare_per_query, per_query_metrics, violation_sign_test
+    from .search import DocumentIndex, load_encoder, search_queries
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -201,7 +201,11 @@ def evaluate_model(
     from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
     from logic_rag.finetune.data import load_documents_map, load_quest_training_set
     from logic_rag.finetune.experiments.metrics import avg_group_sim, retrieval_metrics
-    from logic_rag.finetune.experiments.search import DocumentIndex, load_encoder
+    from logic_rag.finetune.experiments.search import (
+        DocumentIndex,
+        load_encoder,
+        search_queries,
+    )
 
     documents = load_documents_map(data_dir / "documents.jsonl")
     atom_sets = load_atom_sets(data_dir / "atoms.jsonl")
@@ -214,9 +218,7 @@ def evaluate_model(
         grouped = load_quest_training_set(path, documents)
         if [q.text for q in grouped.queries] != [" ".join(q.query.split()) for q in queries]:
             raise RuntimeError(f"{path}: the two loaders disagree on the query order")
-        vectors = encoder.encode_queries([q.query for q in queries], show_progress_bar=False)
-        hits = index.search(vectors, min(depth, len(documents)))
-        run = {q.qid: h for q, h in zip(queries, hits, strict=True)}
+        vectors, run = search_queries(encoder, index, queries, depth)
         metrics = retrieval_metrics(run, queries, atom_sets)
         try:
             metrics.update(avg_group_sim(vectors, [q.group for q in grouped.queries]))

@@ -9,7 +9,7 @@ here and searched in a flat (exact) :class:`logic_rag.index.faiss_index.DenseInd
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.index.faiss_index import DenseIndex
 
-__all__ = ["DocumentIndex", "load_encoder"]
+__all__ = ["DocumentIndex", "load_encoder", "search_queries"]
 
 
 def load_encoder(model: str, *, batch_size: int = 64) -> DenseEncoder:
@@ -48,3 +48,12 @@ class DocumentIndex:
             [(self.doc_ids[int(i)], float(s)) for s, i in zip(row_s, row_i, strict=True) if i >= 0]
             for row_s, row_i in zip(scores, ids, strict=True)
         ]
+
+
+def search_queries(
+    encoder: DenseEncoder, index: DocumentIndex, queries: Sequence[Any], depth: int
+) -> tuple[np.ndarray, dict[str, list[tuple[str, float]]]]:
+    """Query embeddings and the run ``{qid: [(doc_id, score), ...]}`` of QUEST ``queries``."""
+    vectors = encoder.encode_queries([q.query for q in queries], show_progress_bar=False)
+    hits = index.search(vectors, min(depth, len(index.doc_ids)))
+    return vectors, {q.qid: h for q, h in zip(queries, hits, strict=True)}

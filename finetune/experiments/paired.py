@@ -1,0 +1,145 @@
+"""Paired comparison of two encoders on one split: which queries each one gets wrong.
+
+Why: the ablation's aggregate violation rates rest on a few dozen negation queries, so a
+difference needs a paired test before it means anything. Both models rank the same
+queries; for the negation violation (a yes/no per query) the discordant queries decide,
+and an exact two-sided sign test (:func:`scipy.stats.binomtest`) says how likely such a
+split is by chance; for R@20 / R@100 the mean per-query difference gets a paired bootstrap
+interval (:func:`logic_rag.evals.rag.bootstrap.paired_bootstrap`).
+
+    python -m logic_rag.finetune.experiments.paired runs/ablation/data/wordnet \\
+        runs/ablation/models/wordnet/supcon/model runs/ablation/models/wordnet/logicol/model
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["compare_per_query", "per_query_metrics", "violation_sign_test"]
+
+RECALL_MEASURES = ("R@20", "R@100")
+
+
+def per_query_metrics(
+    model: str, data_dir: str | Path, split: str = "test", *, depth: int = 100
+) -> dict[str, dict[str, Any]]:
+    """``{qid: {"R@20", "R@100", "violation_rate" (1.0, 0.0 or None), ...}}`` of ``model``."""
+    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
+    from logic_rag.evals.quest.metrics import evaluate_run
+    from logic_rag.finetune.data import load_documents_map
+    from logic_rag.finetune.experiments.metrics import ABLATION_KS
+    from logic_rag.finetune.experiments.search import DocumentIndex, load_encoder, search_queries
+
+    data_dir = Path(data_dir)
+    documents = load_documents_map(data_dir / "documents.jsonl")
+    atom_sets = load_atom_sets(data_dir / "atoms.jsonl")
+    queries = load_quest_queries(data_dir / f"{split}.jsonl")
+    encoder = load_encoder(model)
+    index = DocumentIndex(list(documents), list(documents.values()), encoder)
+    _, run = search_queries(encoder, index, queries, depth)
+    result = evaluate_run(run, queries, atom_sets, ks=ABLATION_KS, mrecall_ks=(), set_cutoff=None)
+    return result["per_query"]
+
+
+def violation_sign_test(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """Discordant negation violations of two per-query tables and the exact sign test.
+
+    Only queries where both tables have a violation flag count. ``p_value`` is the two-sided
+    exact binomial test of "fixed" against "broken" with p = 1/2 (1.0 when none differ).
+    """
+    from scipy.stats import binomtest
+
+    shared = [
+        q
+        for q in first
+        if q in second
+        and first[q].get("violation_rate") is not None
+        and second[q].get("violation_rate") is not None
+    ]
+    v1 = {q: bool(first[q]["violation_rate"]) for q in shared}
+    v2 = {q: bool(second[q]["violation_rate"]) for q in shared}
+    fixed = sum(v1[q] and not v2[q] for q in shared)
+    broken = sum(v2[q] and not v1[q] for q in shared)
+    n = fixed + broken
+    p_value = binomtest(fixed, n, 0.5).pvalue if n else 1.0
+    return {
+        "n": len(shared),
+        "violations_first": sum(v1.values()),
+        "violations_second": sum(v2.values()),
+        "fixed": fixed,
+        "broken": broken,
+        "p_value": float(p_value),
+    }
+
+
+def compare_per_query(
+    first: Mapping[str, Mapping[str, Any]],
+    second: Mapping[str, Mapping[str, Any]],
+    *,
+    measures: Sequence[str] = RECALL_MEASURES,
+    n_boot: int = 5000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Sign test on violations plus paired bootstrap (second - first) per recall measure."""
+    from dataclasses import asdict
+
+    from logic_rag.evals.rag.bootstrap import paired_bootstrap
+
+    if set(first) != set(second):
+        raise ValueError("the two per-query tables cover different queries; use the same split")
+    qids = sorted(first)
+    out: dict[str, Any] = {"violation": violation_sign_test(first, second)}
+    for name in measures:
+        a = [first[q].get(name) for q in qids]
+        b = [second[q].get(name) for q in qids]
+        out[name] = asdict(paired_bootstrap(a, b, n_boot=n_boot, seed=seed))
+    return out
+
+
+def render(result: Mapping[str, Any], first: str, second: str) -> str:
+    """A few lines of plain text for the terminal."""
+    v = result["violation"]
+    lines = [
+        f"first:  {first}",
+        f"second: {second}",
+        f"violation: {v['violations_first']} -> {v['violations_second']} of {v['n']} negation "
+        f"queries; fixed {v['fixed']}, broken {v['broken']}; two-sided sign test "
+        f"p = {v['p_value']:.4f}",
+    ]
+    for name in RECALL_MEASURES:
+        if name in result:
+            r = result[name]
+            lines.append(
+                f"{name}: {r['mean_a']:.3f} -> {r['mean_b']:.3f} (diff {r['diff']:+.4f}, "
+                f"95% CI {r['low']:+.4f} .. {r['high']:+.4f}, n = {r['n']})"
+            )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Paired comparison of two encoders on a QUEST-format split: sign test on "
+        "negation violations, bootstrap intervals on R@20 and R@100."
+    )
+    parser.add_argument("data_dir", help="folder with documents.jsonl, atoms.jsonl, SPLIT.jsonl")
+    parser.add_argument("first", help="registry name or model folder (the baseline)")
+    parser.add_argument("second", help="registry name or model folder (the candidate)")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    args = parser.parse_args(argv)
+    tables = [
+        per_query_metrics(m, args.data_dir, args.split, depth=args.depth)
+        for m in (args.first, args.second)
+    ]
+    result = compare_per_query(*tables)
+    print(json.dumps(result, indent=2) if args.json else render(result, args.first, args.second))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""Paired comparison of two encoders: counts and p-values against brute force, a real run."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from logic_rag.finetune.experiments import paired
+
+
+def _row(violation: float | None, r20: float = 0.5, r100: float = 0.8) -> dict:
+    return {"violation_rate": violation, "R@20": r20, "R@100": r100}
+
+
+def _exact_two_sided(k: int, n: int) -> float:
+    """Slow sign test: sum the probabilities of outcomes no likelier than k (p = 1/2)."""
+    probs = [math.comb(n, i) / 2**n for i in range(n + 1)]
+    return min(1.0, sum(p for p in probs if p <= probs[k] * (1 + 1e-7)))
+
+
+@pytest.mark.parametrize(("fixed", "broken"), [(11, 1), (3, 3), (0, 5), (7, 0), (2, 9)])
+def test_sign_test_counts_and_p_value_match_brute_force(fixed: int, broken: int) -> None:
+    first, second = {}, {}
+    flags = [(1.0, 0.0)] * fixed + [(0.0, 1.0)] * broken + [(1.0, 1.0)] * 4 + [(0.0, 0.0)] * 2
+    for i, (a, b) in enumerate(flags):
+        first[f"q{i}"], second[f"q{i}"] = _row(a), _row(b)
+    # Queries without a negation (None on either side) never count.
+    first["plain"], second["plain"] = _row(None), _row(None)
+    first["half"], second["half"] = _row(1.0), _row(None)
+    out = paired.violation_sign_test(first, second)
+    assert out["n"] == len(flags)
+    assert (out["fixed"], out["broken"]) == (fixed, broken)
+    assert out["violations_first"] == fixed + 4 and out["violations_second"] == broken + 4
+    assert out["p_value"] == pytest.approx(_exact_two_sided(fixed, fixed + broken), rel=1e-9)
+
+
+def test_sign_test_without_discordant_queries_is_one() -> None:
+    table = {"a": _row(1.0), "b": _row(0.0)}
+    assert paired.violation_sign_test(table, table)["p_value"] == 1.0
+
+
+def test_recall_differences_are_paired_means() -> None:
+    rng = np.random.default_rng(1)
+    first = {f"q{i}": _row(None, *rng.random(2)) for i in range(40)}
+    second = {q: _row(None, r["R@20"] + 0.1, r["R@100"]) for q, r in first.items()}
+    out = paired.compare_per_query(first, second, n_boot=500)
+    assert out["R@20"]["diff"] == pytest.approx(0.1)
+    assert out["R@20"]["low"] == pytest.approx(0.1) and out["R@20"]["high"] == pytest.approx(0.1)
+    assert out["R@100"]["diff"] == pytest.approx(0.0)
+    assert out["violation"]["n"] == 0
+    text = paired.render(out, "a", "b")
+    assert "R@20: " in text and "+0.1000" in text
+
+
+def test_different_query_sets_are_refused() -> None:
+    with pytest.raises(ValueError, match="different queries"):
+        paired.compare_per_query({"a": _row(1.0)}, {"b": _row(1.0)})
+
+
+def test_real_models_on_a_generated_world(tmp_path: Path) -> None:
+    """MiniLM against itself: identical per-query numbers, nothing discordant, diff 0."""
+    from logic_rag.finetune.experiments.datasets import DatasetSpec, prepare_dataset
+
+    spec = DatasetSpec(
+        name="world", size=200, train_queries=10, val_queries=5, test_queries=25, seed=0
+    )
+    data = prepare_dataset(spec, tmp_path / "world")
+    table = paired.per_query_metrics("minilm", data, "test")
+    assert table and all({"R@20", "R@100", "violation_rate"} <= set(r) for r in table.values())
+    assert any(r["violation_rate"] is not None for r in table.values())
+    out = paired.compare_per_query(table, paired.per_query_metrics("minilm", data, "test"))
+    assert out["violation"]["fixed"] == out["violation"]["broken"] == 0
+    assert out["R@100"]["diff"] == 0.0 and out["R@100"]["n"] == len(table)
