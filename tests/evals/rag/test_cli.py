@@ -62,7 +62,11 @@ def test_flags_map_onto_config(tmp_path):
     no_judge = config_from_args(
         _parser().parse_args(["rag", "--dataset", "eli5", "--out", "o", "--no-judge"])
     )
-    assert no_judge.judges == ()
+    assert no_judge.judges == () and no_judge.pool_limit is None
+    pooled = config_from_args(
+        _parser().parse_args(["rag", "--dataset", "eli5", "--out", "o", "--pool-limit", "300"])
+    )
+    assert pooled.pool_limit == 300
 
 
 @pytest.mark.parametrize(
@@ -70,6 +74,7 @@ def test_flags_map_onto_config(tmp_path):
     [
         ["rag", "--dataset", "msmarco", "--out", "o"],
         ["rag", "--dataset", "eli5", "--limit", "0", "--out", "o"],
+        ["rag", "--dataset", "eli5", "--pool-limit", "0", "--out", "o"],
         ["rag", "--dataset", "eli5"],
     ],
 )

@@ -141,3 +141,37 @@ def test_no_default_corpus_errors_ask_for_corpus(
     assert (doc.id, doc.text) == ("A", "about A")
     with pytest.raises(NoDefaultCorpusError, match="--corpus"):
         default_corpus("asqa", [RagExample(id="1", question="q", answers=("a",))])
+
+
+def test_pool_limit_builds_the_eli5_pool_from_the_first_questions(tmp_path: Path) -> None:
+    from logic_rag.evals.rag.runner import RagEvalConfig, _default_documents
+
+    records = [
+        {
+            "q_id": f"q{i}",
+            "title": f"Why does thing {i} happen?",
+            "selftext": "",
+            "category": "Engineering",
+            "answers": {"a_id": [f"a{i}"], "text": [f"Because of reason {i}. It is so."]},
+        }
+        for i in range(5)
+    ]
+    path = tmp_path / "eli5.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    examples = load_rag_dataset("eli5", path, limit=2)
+
+    def pooled(**extra) -> set[str]:
+        config = RagEvalConfig(dataset="eli5", out=tmp_path / "o", data_path=str(path), **extra)
+        return {d.metadata["answer_of"] for d in _default_documents(config, examples)}
+
+    assert pooled() == {"q0", "q1", "q2", "q3", "q4"}
+    assert pooled(pool_limit=3) == {"q0", "q1", "q2"}
+    settings = RagEvalConfig(dataset="eli5", out="o", pool_limit=3).settings()
+    assert settings["pool_limit"] == 3
+    assert "pool_limit" not in RagEvalConfig(dataset="eli5", out="o").settings()
+    with pytest.raises(ValueError, match="needs --dataset eli5"):
+        RagEvalConfig(dataset="asqa", out="o", pool_limit=3)
+    with pytest.raises(ValueError, match="and no --corpus"):
+        RagEvalConfig(dataset="eli5", out="o", corpus="c.jsonl", pool_limit=3)
+    with pytest.raises(ValueError, match="at least 1"):
+        RagEvalConfig(dataset="eli5", out="o", pool_limit=0)
