@@ -6,8 +6,9 @@
 * :mod:`.search`: encode once, exact FAISS search.
 * :mod:`.logicol_ablation`: ``python -m logic_rag.finetune.experiments.logicol_ablation``.
 * :mod:`.lore_experiment`: ``python -m logic_rag.finetune.experiments.lore_experiment``.
-* :mod:`.paired`: ``python -m logic_rag.finetune.experiments.paired DATA A B``, a sign test
-  on negation violations and bootstrap intervals on recall for two encoders.
+* :mod:`.paired`: ``python -m logic_rag.finetune.experiments.paired DATA A B [DATA A B ...]``,
+  a sign test on negation violations and bootstrap intervals on recall for two encoders,
+  per triple and pooled over triples (seeds).
 
 Names resolve lazily (PEP 562): importing this package imports neither torch nor numpy.
 """
@@ -33,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "search_queries": "search",
     "compare_per_query": "paired",
     "per_query_metrics": "paired",
+    "pool_tables": "paired",
     "violation_sign_test": "paired",
     "AblationConfig": "logicol_ablation",
     "CONDITIONS": "logicol_ablation",
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
         retrieval_metrics,
         set_recall_at_k,
     )
-    from .paired import compare_per_query, per_query_metrics, violation_sign_test
+    from .paired import compare_per_query, per_query_metrics, pool_tables, violation_sign_test
     from .search import DocumentIndex, load_encoder, search_queries
 
 

@@ -9,6 +9,12 @@ interval (:func:`logic_rag.evals.rag.bootstrap.paired_bootstrap`).
 
     python -m logic_rag.finetune.experiments.paired runs/ablation/data/wordnet \\
         runs/ablation/models/wordnet/supcon/model runs/ablation/models/wordnet/logicol/model
+
+Several ``DATA FIRST SECOND`` triples (one per seed, say) are compared one by one and then
+pooled (:func:`pool_tables`): the pooled sign test counts every discordant query of every
+triple, and the pooled bootstrap resamples queries across triples. It treats the queries as
+independent, which ignores that the queries of one triple share a pair of models; read it as
+"over these seeds", not as a claim about unseen seeds.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compare_per_query", "per_query_metrics", "violation_sign_test"]
+__all__ = ["compare_per_query", "per_query_metrics", "pool_tables", "violation_sign_test"]
 
 RECALL_MEASURES = ("R@20", "R@100")
 
@@ -100,6 +106,15 @@ def compare_per_query(
     return out
 
 
+def pool_tables(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One per-query table from several, each query id prefixed by its table's position.
+
+    Query ids repeat across seeds of one dataset (``test:q17`` in every build), so the prefix
+    keeps them apart: ``{"0:test:q17": ..., "1:test:q17": ...}``.
+    """
+    return {f"{i}:{qid}": row for i, table in enumerate(tables) for qid, row in table.items()}
+
+
 def render(result: Mapping[str, Any], first: str, second: str) -> str:
     """A few lines of plain text for the terminal."""
     v = result["violation"]
@@ -124,19 +139,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Paired comparison of two encoders on a QUEST-format split: sign test on "
         "negation violations, bootstrap intervals on R@20 and R@100."
     )
-    parser.add_argument("data_dir", help="folder with documents.jsonl, atoms.jsonl, SPLIT.jsonl")
-    parser.add_argument("first", help="registry name or model folder (the baseline)")
-    parser.add_argument("second", help="registry name or model folder (the candidate)")
+    parser.add_argument(
+        "triples",
+        nargs="+",
+        metavar="DATA FIRST SECOND",
+        help="a data folder (documents.jsonl, atoms.jsonl, SPLIT.jsonl), the baseline and the "
+        "candidate (registry names or model folders); repeat the triple (one per seed) to get "
+        "each comparison and the pooled one",
+    )
     parser.add_argument("--split", default="test")
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
-    tables = [
-        per_query_metrics(m, args.data_dir, args.split, depth=args.depth)
-        for m in (args.first, args.second)
-    ]
-    result = compare_per_query(*tables)
-    print(json.dumps(result, indent=2) if args.json else render(result, args.first, args.second))
+    if len(args.triples) % 3:
+        parser.error(
+            f"expected DATA FIRST SECOND triples, got {len(args.triples)} arguments "
+            f"({len(args.triples) % 3} left over)"
+        )
+    triples = [tuple(args.triples[i : i + 3]) for i in range(0, len(args.triples), 3)]
+    firsts, seconds, results = [], [], []
+    for data_dir, first, second in triples:
+        a, b = (
+            per_query_metrics(m, data_dir, args.split, depth=args.depth) for m in (first, second)
+        )
+        firsts.append(a)
+        seconds.append(b)
+        results.append(compare_per_query(a, b))
+        if not args.json:
+            print(render(results[-1], first, second), end="\n\n", flush=True)
+    pooled = (
+        compare_per_query(pool_tables(firsts), pool_tables(seconds)) if len(triples) > 1 else None
+    )
+    if args.json:
+        print(json.dumps({"comparisons": results, "pooled": pooled}, indent=2))
+    elif pooled is not None:
+        print(
+            render(
+                pooled, f"pooled baselines ({len(triples)})", f"pooled candidates ({len(triples)})"
+            )
+        )
     return 0
 
 

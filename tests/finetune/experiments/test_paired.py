@@ -74,3 +74,28 @@ def test_real_models_on_a_generated_world(tmp_path: Path) -> None:
     out = paired.compare_per_query(table, paired.per_query_metrics("minilm", data, "test"))
     assert out["violation"]["fixed"] == out["violation"]["broken"] == 0
     assert out["R@100"]["diff"] == 0.0 and out["R@100"]["n"] == len(table)
+
+
+def test_pooled_tables_keep_seeds_apart_and_add_up() -> None:
+    """Pooling two seeds: same query ids stay distinct; counts are the per-seed sums."""
+    seed0_a = {"q1": _row(1.0, 0.2), "q2": _row(1.0, 0.4), "q3": _row(None, 0.6)}
+    seed0_b = {"q1": _row(0.0, 0.3), "q2": _row(1.0, 0.4), "q3": _row(None, 0.6)}
+    seed1_a = {"q1": _row(1.0, 0.1), "q2": _row(0.0, 0.5)}
+    seed1_b = {"q1": _row(0.0, 0.1), "q2": _row(1.0, 0.9)}
+    first = paired.pool_tables([seed0_a, seed1_a])
+    second = paired.pool_tables([seed0_b, seed1_b])
+    assert set(first) == {"0:q1", "0:q2", "0:q3", "1:q1", "1:q2"} == set(second)
+    out = paired.compare_per_query(first, second, n_boot=200)
+    each = [paired.violation_sign_test(a, b) for a, b in ((seed0_a, seed0_b), (seed1_a, seed1_b))]
+    for key in ("n", "fixed", "broken", "violations_first", "violations_second"):
+        assert out["violation"][key] == sum(e[key] for e in each)
+    assert (out["violation"]["fixed"], out["violation"]["broken"]) == (2, 1)
+    # Mean R@20 difference over the 5 pooled queries: (0.1 + 0 + 0 + 0 + 0.4) / 5.
+    assert out["R@20"]["diff"] == pytest.approx(0.1)
+
+
+def test_cli_refuses_an_incomplete_triple(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        paired.main(["data", "a", "b", "data2", "a2"])
+    assert exc.value.code == 2
+    assert "DATA FIRST SECOND triples" in capsys.readouterr().err
