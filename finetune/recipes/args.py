@@ -65,7 +65,9 @@ class ContrastiveArgs:
     group batching). With these values it is active: on held-out WordNet queries the
     violation rate fell from 0.69 (paper settings) to 0.41, with R@20 unchanged. The price
     is recall at depth 100: over three WordNet seeds R@100 moved -0.014, 0.000 and -0.037
-    against SupCon, and the cost grows with ``lambda_exclusion`` (README, Experiments). They
+    against SupCon (pooled -0.017). That cost follows ``alpha`` (the share of logical-group
+    queries), not the weights: lambda_exclusion 0.25-1 and lambda_subset 0 or 0.1 all cost
+    about the same (README, Experiments). They
     were picked on the generated world's validation split (the only split with enough
     negation queries), from three settings tried. Pass the paper's values to reproduce it.
     """
