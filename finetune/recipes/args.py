@@ -58,18 +58,17 @@ class ContrastiveArgs:
     ``alpha`` is the share of random queries in a group batch (LogiCoL's best: 0.5-0.7).
 
     The exclusion defaults (``lambda_exclusion`` 1.0, ``gamma_exclusion`` 2.0 nats,
-    ``exclusion_temperature`` 0.05) differ from the paper's (0.1, 0.2, softmax of raw
-    cosines) on purpose. At temperature 1 the in-batch distributions are near uniform, the
-    symmetric KL is ~0 and its gradient vanishes; at 0.05 a 0.2 margin is met before
-    training starts. Either way the term did nothing here (violation rate unchanged vs plain
-    group batching). With these values it is active: on held-out WordNet queries the
-    violation rate fell from 0.69 (paper settings) to 0.41, with R@20 unchanged. The price
-    is recall at depth 100: over three WordNet seeds R@100 moved -0.014, 0.000 and -0.037
-    against SupCon (pooled -0.017). That cost follows ``alpha`` (the share of logical-group
-    queries), not the weights: lambda_exclusion 0.25-1 and lambda_subset 0 or 0.1 all cost
-    about the same (README, Experiments). They
-    were picked on the generated world's validation split (the only split with enough
-    negation queries), from three settings tried. Pass the paper's values to reproduce it.
+    ``exclusion_temperature`` 0.05) differ from the paper's (0.1, 0.2, softmax of raw cosines)
+    on purpose. At temperature 1 the in-batch distributions are near uniform, the symmetric KL
+    is ~0 and its gradient vanishes; at 0.05 a 0.2 margin is met before training starts. Either
+    way the term did nothing here (violation rate unchanged vs plain group batching). With these
+    values it is active: on held-out WordNet queries the violation rate fell from 0.69 (paper
+    settings) to 0.41, with R@20 unchanged. The price is recall at depth 100: over three WordNet
+    seeds R@100 moved -0.014, 0.000 and -0.037 against SupCon (pooled -0.017). That cost follows
+    ``alpha`` (the share of logical-group queries), not the weights: lambda_exclusion 0.25-1 and
+    lambda_subset 0 or 0.1 all cost about the same (README, Experiments). The defaults were picked on
+    the generated world's validation split (the only split with enough negation queries), from
+    three settings tried. Pass the paper's values to reproduce it.
     """
 
     train: str
