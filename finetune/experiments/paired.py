@@ -14,7 +14,9 @@ Several ``DATA FIRST SECOND`` triples (one per seed, say) are compared one by on
 pooled (:func:`pool_tables`): the pooled sign test counts every discordant query of every
 triple, and the pooled bootstrap resamples queries across triples. It treats the queries as
 independent, which ignores that the queries of one triple share a pair of models; read it as
-"over these seeds", not as a claim about unseen seeds.
+"over these seeds", not as a claim about unseen seeds. ``--by-template`` adds the same
+comparison on each query template's queries alone (:func:`compare_by_template`), which shows
+where an aggregate difference comes from.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compare_per_query", "per_query_metrics", "pool_tables", "violation_sign_test"]
+__all__ = [
+    "compare_by_template",
+    "compare_per_query",
+    "per_query_metrics",
+    "pool_tables",
+    "render_by_template",
+    "violation_sign_test",
+]
 
 RECALL_MEASURES = ("R@20", "R@100")
 
@@ -106,6 +115,53 @@ def compare_per_query(
     return out
 
 
+def compare_by_template(
+    first: Mapping[str, Mapping[str, Any]],
+    second: Mapping[str, Mapping[str, Any]],
+    *,
+    measures: Sequence[str] = RECALL_MEASURES,
+    n_boot: int = 5000,
+    seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """:func:`compare_per_query` on each query template's queries (``"_ or _"``, ...).
+
+    Why: an aggregate recall difference can hide where it comes from; LogiCoL's R@100 cost,
+    for one, sits in the large-set templates (unions and negations), not in the atoms.
+    Queries without a template are grouped under ``"?"``.
+    """
+    if set(first) != set(second):
+        raise ValueError("the two per-query tables cover different queries; use the same split")
+    templates: dict[str, list[str]] = {}
+    for qid in sorted(first):
+        templates.setdefault(first[qid].get("template") or "?", []).append(qid)
+    return {
+        template: compare_per_query(
+            {q: first[q] for q in qids},
+            {q: second[q] for q in qids},
+            measures=measures,
+            n_boot=n_boot,
+            seed=seed,
+        )
+        for template, qids in sorted(templates.items())
+    }
+
+
+def render_by_template(by_template: Mapping[str, Mapping[str, Any]]) -> str:
+    """One line per template: query count, recall differences with intervals, violations."""
+    lines = []
+    for template, result in by_template.items():
+        cells = []
+        for name, r in result.items():
+            if name != "violation":
+                cells.append(f"{name} {r['diff']:+.3f} ({r['low']:+.3f} .. {r['high']:+.3f})")
+        v = result["violation"]
+        if v["n"]:
+            cells.append(f"violating {v['violations_first']} -> {v['violations_second']}")
+        n = next((r["n"] for name, r in result.items() if name != "violation"), 0)
+        lines.append(f"  {template!r} (n = {n}): " + "; ".join(cells))
+    return "\n".join(lines)
+
+
 def pool_tables(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One per-query table from several, each query id prefixed by its table's position.
 
@@ -150,6 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", default="test")
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--by-template",
+        action="store_true",
+        help='also compare the queries of each template ("_ or _", ...) on their own',
+    )
     args = parser.parse_args(argv)
     if len(args.triples) % 3:
         parser.error(
@@ -164,21 +225,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         firsts.append(a)
         seconds.append(b)
-        results.append(compare_per_query(a, b))
+        results.append(_compare(a, b, args.by_template))
         if not args.json:
-            print(render(results[-1], first, second), end="\n\n", flush=True)
+            print(_render(results[-1], first, second), end="\n\n", flush=True)
     pooled = (
-        compare_per_query(pool_tables(firsts), pool_tables(seconds)) if len(triples) > 1 else None
+        _compare(pool_tables(firsts), pool_tables(seconds), args.by_template)
+        if len(triples) > 1
+        else None
     )
     if args.json:
         print(json.dumps({"comparisons": results, "pooled": pooled}, indent=2))
     elif pooled is not None:
-        print(
-            render(
-                pooled, f"pooled baselines ({len(triples)})", f"pooled candidates ({len(triples)})"
-            )
-        )
+        n = len(triples)
+        print(_render(pooled, f"pooled baselines ({n})", f"pooled candidates ({n})"))
     return 0
+
+
+def _compare(
+    first: Mapping[str, Mapping[str, Any]],
+    second: Mapping[str, Mapping[str, Any]],
+    by_template: bool,
+) -> dict[str, Any]:
+    result = compare_per_query(first, second)
+    if by_template:
+        result["by_template"] = compare_by_template(first, second)
+    return result
+
+
+def _render(result: Mapping[str, Any], first: str, second: str) -> str:
+    overall = {k: v for k, v in result.items() if k != "by_template"}
+    text = render(overall, first, second)
+    if "by_template" in result:
+        text += "\nby template (second - first):\n" + render_by_template(result["by_template"])
+    return text
 
 
 if __name__ == "__main__":

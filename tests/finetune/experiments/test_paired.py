@@ -99,3 +99,33 @@ def test_cli_refuses_an_incomplete_triple(capsys: pytest.CaptureFixture[str]) ->
         paired.main(["data", "a", "b", "data2", "a2"])
     assert exc.value.code == 2
     assert "DATA FIRST SECOND triples" in capsys.readouterr().err
+
+
+def test_by_template_splits_the_queries_and_keeps_their_paired_means() -> None:
+    """Each template's diff is the plain mean over its own queries; counts add up."""
+    rng = np.random.default_rng(7)
+    templates = ["_", "_ or _", "_ that are not _"]
+    first, second = {}, {}
+    for i in range(60):
+        template = templates[i % 3]
+        violation = (float(i % 2), float(i % 4 == 0)) if template.endswith("not _") else (None,) * 2
+        r20, r100 = rng.random(2)
+        first[f"q{i}"] = {**_row(violation[0], r20, r100), "template": template}
+        second[f"q{i}"] = {
+            **_row(violation[1], r20 + 0.05 * (i % 3), r100 - 0.01 * i),
+            "template": template,
+        }
+    first["bare"], second["bare"] = _row(None), _row(None, 0.9, 0.8)
+    out = paired.compare_by_template(first, second, n_boot=200)
+    assert set(out) == {*templates, "?"}
+    assert sum(r["R@20"]["n"] for r in out.values()) == len(first)
+    for template, result in out.items():
+        qids = [q for q in first if (first[q].get("template") or "?") == template]
+        for name in ("R@20", "R@100"):
+            want = np.mean([second[q][name] - first[q][name] for q in qids])
+            assert result[name]["diff"] == pytest.approx(want)
+    assert out["_"]["violation"]["n"] == 0
+    negation = out["_ that are not _"]["violation"]
+    assert negation["n"] == 20 and negation["violations_first"] == 10
+    text = paired.render_by_template(out)
+    assert "'_ or _' (n = 20)" in text and "violating 10 ->" in text
