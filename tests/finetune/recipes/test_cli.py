@@ -31,14 +31,14 @@ def test_logicol_flags_map_to_dataclass(files):
         "--base", "mpnet", "--atoms", files["atoms"], "--alpha", "0.5", "--max-steps", "7",
         "--batch-size", "12", "--lambda-subset", "0.3", "--cached", "--no-resume",
         "--limit", "9", "--batching", "random", "--loss", "logicol-noconstraints",
-        "--exclusion-temperature", "0.5", "--lambda-exclusion", "0.1", "--gamma-exclusion", "0.2",
+        "--exclusion-temperature", "0.5", "--lambda-exclusion", "0.3", "--gamma-exclusion", "0.2",
     ]  # fmt: skip
     args = parse_args("logicol", argv)
     assert args == ContrastiveArgs(
         train=files["train"], docs=files["docs"], out="run", base="mpnet",
         atoms=files["atoms"], alpha=0.5, max_steps=7, batch_size=12, lambda_subset=0.3,
         cached=True, resume=False, limit=9, batching="random", loss="logicol-noconstraints",
-        exclusion_temperature=0.5, lambda_exclusion=0.1, gamma_exclusion=0.2,
+        exclusion_temperature=0.5, lambda_exclusion=0.3, gamma_exclusion=0.2,
     )  # fmt: skip
 
 
@@ -48,9 +48,9 @@ def test_recipe_name_sets_loss_and_default_batching(files):
     assert (supcon.loss, supcon.effective_batching) == ("supcon", "random")
     assert (logicol.loss, logicol.effective_batching) == ("logicol", "groups")
     assert supcon.resume is True and supcon.limit is None and supcon.atoms is None
-    # Exclusion settings under which the term has a gradient (see ContrastiveArgs); the
-    # subset term keeps the paper's.
-    assert (logicol.lambda_exclusion, logicol.gamma_exclusion) == (1.0, 2.0)
+    # Exclusion margin and temperature under which the term has a gradient (see
+    # ContrastiveArgs); the weights and the subset term keep the paper's.
+    assert (logicol.lambda_exclusion, logicol.gamma_exclusion) == (0.1, 2.0)
     assert logicol.exclusion_temperature == 0.05
     assert (logicol.lambda_subset, logicol.gamma_subset) == (0.1, 0.2)
 
