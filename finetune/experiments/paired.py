@@ -91,6 +91,11 @@ def violation_sign_test(first: Mapping[str, Any], second: Mapping[str, Any]) -> 
     }
 
 
+def _require_same_queries(first: Mapping[str, Any], second: Mapping[str, Any]) -> None:
+    if set(first) != set(second):
+        raise ValueError("the two per-query tables cover different queries; use the same split")
+
+
 def compare_per_query(
     first: Mapping[str, Mapping[str, Any]],
     second: Mapping[str, Mapping[str, Any]],
@@ -104,8 +109,7 @@ def compare_per_query(
 
     from logic_rag.evals.rag.bootstrap import paired_bootstrap
 
-    if set(first) != set(second):
-        raise ValueError("the two per-query tables cover different queries; use the same split")
+    _require_same_queries(first, second)
     qids = sorted(first)
     out: dict[str, Any] = {"violation": violation_sign_test(first, second)}
     for name in measures:
@@ -129,8 +133,7 @@ def compare_by_template(
     for one, sits in the large-set templates (unions and negations), not in the atoms.
     Queries without a template are grouped under ``"?"``.
     """
-    if set(first) != set(second):
-        raise ValueError("the two per-query tables cover different queries; use the same split")
+    _require_same_queries(first, second)
     templates: dict[str, list[str]] = {}
     for qid in sorted(first):
         templates.setdefault(first[qid].get("template") or "?", []).append(qid)
