@@ -27,6 +27,7 @@ from logic_rag.evals.quest.metrics import (
     metric_names,
     mrecall_at_k,
     negation_violation,
+    pairwise_order,
     ranked_doc_ids,
     set_prf,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "metric_names",
     "mrecall_at_k",
     "negation_violation",
+    "pairwise_order",
     "ranked_doc_ids",
     "set_prf",
     "RESULTS_FILENAME",

@@ -22,7 +22,7 @@ from typing import Any
 from logic_rag.evals.quest.data import QuestQuery
 from logic_rag.evals.quest.ranking import rank_measures, ranked_doc_ids
 from logic_rag.evals.quest.set_metrics import mrecall_at_k, set_prf
-from logic_rag.evals.quest.violation import excluded_docs, negation_violation
+from logic_rag.evals.quest.violation import excluded_docs, negation_violation, pairwise_order
 
 __all__ = [
     "DEFAULT_KS",
@@ -36,6 +36,7 @@ __all__ = [
     "mrecall_at_k",
     "excluded_docs",
     "negation_violation",
+    "pairwise_order",
 ]
 
 #: Recall cut-offs reported by QUEST and LogiCoL.
@@ -104,8 +105,8 @@ def evaluate_run(
     Aggregates have the keys of :func:`metric_names` (with defaults exactly ``P@1``,
     ``R@5``, ``R@20``, ``R@100``, ``R@1000``, ``MRecall@100``, ``set_P``, ``set_R``,
     ``set_F1``, ``violation_rate``, ``n``). Per-query rows have the same metric keys
-    (no ``n``) plus ``template``, and ``avg_rank_gold``/``avg_rank_excluded`` where the
-    violation applies.
+    (no ``n``) plus ``template``, and ``avg_rank_gold``/``avg_rank_excluded``/
+    ``pairwise_order`` where the violation applies.
 
     Run keys are compared as strings. A query absent from the run is scored as an empty
     ranking (all zeros); run entries for unknown queries are ignored, but a non-empty run
@@ -163,6 +164,7 @@ def evaluate_run(
             row["violation_rate"] = 1.0 if violated else 0.0
             row["avg_rank_gold"] = avg_gold
             row["avg_rank_excluded"] = avg_excluded
+            row["pairwise_order"] = pairwise_order(ranked, query.docs, excluded)
         per_query[query.qid] = row
 
     rows = list(per_query.values())

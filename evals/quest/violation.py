@@ -8,6 +8,11 @@ negation). A ranking *violates* the negation when the excluded documents rank, o
 average, above the gold documents: ``AvgRank(excluded) < AvgRank(gold)`` (rank 1 = top).
 The violation rate is the share of applicable queries that violate.
 
+Being a yes/no on two averages, the violation hides how far a ranking is from respecting
+the negation, so :func:`pairwise_order` gives the graded view: the share of (gold,
+excluded) document pairs the ranking puts in the right order (0.5 = the negation is
+ignored, 1 = every gold document above every excluded one; a ROC AUC with ties as 1/2).
+
 Conventions we chose (the paper does not spell them out):
 
 - ranks are 1-based positions in our ranking; a document the run did not retrieve gets
@@ -26,7 +31,7 @@ from collections.abc import Mapping, Sequence, Set
 
 from logic_rag.evals.quest.data import NEGATION_TEMPLATES, QuestQuery
 
-__all__ = ["excluded_docs", "average_rank", "negation_violation"]
+__all__ = ["excluded_docs", "average_rank", "negation_violation", "pairwise_order"]
 
 
 def excluded_docs(query: QuestQuery, atom_sets: Mapping[str, Set[str]] | None) -> set[str] | None:
@@ -49,9 +54,31 @@ def average_rank(ranked: Sequence[str], docs: Set[str]) -> float:
     """Mean 1-based rank of ``docs`` in ``ranked``; unretrieved documents rank ``len+1``."""
     if not docs:
         raise ValueError("average rank of an empty document set is undefined")
+    return sum(_ranks(ranked, docs)) / len(docs)
+
+
+def _ranks(ranked: Sequence[str], docs: Set[str]) -> list[int]:
     position = {doc: i + 1 for i, doc in enumerate(ranked)}
     missing_rank = len(ranked) + 1
-    return sum(position.get(doc, missing_rank) for doc in docs) / len(docs)
+    return [position.get(doc, missing_rank) for doc in docs]
+
+
+def pairwise_order(ranked: Sequence[str], gold: Set[str], excluded: Set[str]) -> float:
+    """Share of (gold, excluded) pairs ranked gold first; ties (both unretrieved) count 1/2.
+
+    Uses the ranks of :func:`average_rank` (unretrieved documents tie at ``len + 1``).
+    """
+    if not gold or not excluded:
+        raise ValueError("pairwise order needs non-empty gold and excluded sets")
+    import bisect
+
+    excluded_ranks = sorted(_ranks(ranked, excluded))
+    score = 0.0
+    for rank in _ranks(ranked, gold):
+        below = len(excluded_ranks) - bisect.bisect_right(excluded_ranks, rank)
+        tied = bisect.bisect_right(excluded_ranks, rank) - bisect.bisect_left(excluded_ranks, rank)
+        score += below + 0.5 * tied
+    return score / (len(gold) * len(excluded_ranks))
 
 
 def negation_violation(

@@ -5,7 +5,10 @@ difference needs a paired test before it means anything. Both models rank the sa
 queries; for the negation violation (a yes/no per query) the discordant queries decide,
 and an exact two-sided sign test (:func:`scipy.stats.binomtest`) says how likely such a
 split is by chance; for R@20 / R@100 the mean per-query difference gets a paired bootstrap
-interval (:func:`logic_rag.evals.rag.bootstrap.paired_bootstrap`).
+interval (:func:`logic_rag.evals.rag.bootstrap.paired_bootstrap`), and so does the graded
+view of the negation, ``pairwise_order`` (:func:`logic_rag.evals.quest.pairwise_order`: the
+share of gold/excluded document pairs in the right order, 0.5 = negation ignored), over the
+negation queries.
 
     python -m logic_rag.finetune.experiments.paired runs/ablation/data/wordnet \\
         runs/ablation/models/wordnet/supcon/model runs/ablation/models/wordnet/logicol/model
@@ -37,6 +40,10 @@ __all__ = [
 ]
 
 RECALL_MEASURES = ("R@20", "R@100")
+#: Per-query measures that exist only for negation queries; a comparison over queries that
+#: have none (a by-template row of "_ or _", say) leaves them out instead of failing.
+NEGATION_MEASURES = ("pairwise_order",)
+DEFAULT_MEASURES = RECALL_MEASURES + NEGATION_MEASURES
 
 
 def per_query_metrics(
@@ -100,11 +107,14 @@ def compare_per_query(
     first: Mapping[str, Mapping[str, Any]],
     second: Mapping[str, Mapping[str, Any]],
     *,
-    measures: Sequence[str] = RECALL_MEASURES,
+    measures: Sequence[str] = DEFAULT_MEASURES,
     n_boot: int = 5000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Sign test on violations plus paired bootstrap (second - first) per recall measure."""
+    """Sign test on violations plus paired bootstrap (second - first) per measure.
+
+    A measure of :data:`NEGATION_MEASURES` that no query has on both sides is left out.
+    """
     from dataclasses import asdict
 
     from logic_rag.evals.rag.bootstrap import paired_bootstrap
@@ -115,6 +125,10 @@ def compare_per_query(
     for name in measures:
         a = [first[q].get(name) for q in qids]
         b = [second[q].get(name) for q in qids]
+        if name in NEGATION_MEASURES and all(
+            x is None or y is None for x, y in zip(a, b, strict=True)
+        ):
+            continue
         out[name] = asdict(paired_bootstrap(a, b, n_boot=n_boot, seed=seed))
     return out
 
@@ -123,7 +137,7 @@ def compare_by_template(
     first: Mapping[str, Mapping[str, Any]],
     second: Mapping[str, Mapping[str, Any]],
     *,
-    measures: Sequence[str] = RECALL_MEASURES,
+    measures: Sequence[str] = DEFAULT_MEASURES,
     n_boot: int = 5000,
     seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
@@ -196,7 +210,8 @@ def render(result: Mapping[str, Any], first: str, second: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Paired comparison of two encoders on a QUEST-format split: sign test on "
-        "negation violations, bootstrap intervals on R@20 and R@100."
+        "negation violations, bootstrap intervals on R@20, R@100 and the negation's pairwise "
+        "order."
     )
     parser.add_argument(
         "triples",

@@ -134,6 +134,8 @@ def test_generated_world_violation_rate(tmp_path: Path) -> None:
     # excluded = A ∩ B = {ab1, ab2, abc}: ranks 3, then 4 and 4 (unretrieved: depth + 1)
     assert per["1"]["avg_rank_excluded"] == pytest.approx((3 + 4 + 4) / 3)
     assert per["2"]["avg_rank_gold"] == 3.5 and per["2"]["avg_rank_excluded"] == 1.0
+    # gold a1 @3, a2 @4 sit above only the unretrieved abc (rank 5) of the three excluded
+    assert per["0"]["pairwise_order"] == pytest.approx(1 / 3) and "pairwise_order" not in per["3"]
     assert result["all"]["violation_rate"] == pytest.approx(2 / 3)
     assert result["by_template"]["_ that are not _"]["violation_rate"] == 0.5
     assert result["by_template"]["_ or _"]["violation_rate"] is None

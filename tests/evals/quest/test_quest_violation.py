@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logic_rag.evals.quest import QuestQuery, excluded_docs, negation_violation
+from logic_rag.evals.quest import QuestQuery, excluded_docs, negation_violation, pairwise_order
 
 DOCS = [f"d{i}" for i in range(12)]
 NOT = "_ that are not _"
@@ -56,6 +56,21 @@ def test_hand_worked_violation() -> None:
     assert negation_violation([], {"g"}, {"e"}) == (False, 1.0, 1.0)
 
 
+def test_hand_worked_pairwise_order() -> None:
+    # pairs (g1 @2, e1 @1) wrong, (g1, e2 @3) right, (g2 @4, e1) wrong, (g2, e2) wrong
+    assert pairwise_order(["e1", "g1", "e2", "g2"], {"g1", "g2"}, {"e1", "e2"}) == 0.25
+    # the averages can disagree with the pairs: one gold document far down outweighs the rest
+    gold = {"g1", "g2", "g3", "g4"}
+    ranked = ["g1", "g2", "g3", "e1", *(f"x{i}" for i in range(7)), "g4"]  # g4 at rank 12
+    assert negation_violation(ranked, gold, {"e1"}) == (True, 4.5, 4.0)
+    assert pairwise_order(ranked, gold, {"e1"}) == 0.75
+    assert pairwise_order(["g1", "e1"], {"g1"}, {"e1"}) == 1.0
+    # both unretrieved: a tie counts one half
+    assert pairwise_order(["x"], {"g"}, {"e"}) == 0.5
+    with pytest.raises(ValueError, match="non-empty"):
+        pairwise_order(["g"], {"g"}, set())
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.sampled_from(DOCS), unique=True, max_size=12),
@@ -84,3 +99,6 @@ def test_against_brute_force(ranked, atom_docs, gold) -> None:
     violated, g, e = negation_violation(ranked, gold, got)
     assert (g, e) == (pytest.approx(avg_g), pytest.approx(avg_e))
     assert violated == (avg_e < avg_g)
+    pairs = [(rank(a), rank(b)) for a in gold for b in got]
+    slow = sum(1.0 if ra < rb else 0.5 if ra == rb else 0.0 for ra, rb in pairs) / len(pairs)
+    assert pairwise_order(ranked, gold, got) == pytest.approx(slow)

@@ -55,6 +55,20 @@ def test_recall_differences_are_paired_means() -> None:
     assert "R@20: " in text and "+0.1000" in text
 
 
+def test_pairwise_order_is_compared_over_negation_queries_only() -> None:
+    first = {f"n{i}": {**_row(1.0), "pairwise_order": 0.25 + 0.1 * i} for i in range(5)}
+    second = {q: {**r, "pairwise_order": r["pairwise_order"] + 0.2} for q, r in first.items()}
+    for i in range(7):  # queries without a negation have no pairwise order
+        first[f"p{i}"], second[f"p{i}"] = _row(None), _row(None)
+    out = paired.compare_per_query(first, second, n_boot=200)
+    assert out["pairwise_order"]["n"] == 5 and out["R@20"]["n"] == 12
+    assert out["pairwise_order"]["diff"] == pytest.approx(0.2)
+    assert out["pairwise_order"]["mean_a"] == pytest.approx(0.45)
+    # the non-negation queries alone: the measure is left out, not an error
+    plain = {q: r for q, r in first.items() if q.startswith("p")}
+    assert "pairwise_order" not in paired.compare_per_query(plain, plain, n_boot=50)
+
+
 def test_different_query_sets_are_refused() -> None:
     with pytest.raises(ValueError, match="different queries"):
         paired.compare_per_query({"a": _row(1.0)}, {"b": _row(1.0)})
@@ -71,6 +85,7 @@ def test_real_models_on_a_generated_world(tmp_path: Path) -> None:
     table = paired.per_query_metrics("minilm", data, "test")
     assert table and all({"R@20", "R@100", "violation_rate"} <= set(r) for r in table.values())
     assert any(r["violation_rate"] is not None for r in table.values())
+    assert all(("pairwise_order" in r) == (r["violation_rate"] is not None) for r in table.values())
     out = paired.compare_per_query(table, paired.per_query_metrics("minilm", data, "test"))
     assert out["violation"]["fixed"] == out["violation"]["broken"] == 0
     assert out["R@100"]["diff"] == 0.0 and out["R@100"]["n"] == len(table)
