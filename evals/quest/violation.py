@@ -27,6 +27,7 @@ Conventions we chose (the paper does not spell them out):
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence, Set
 
 from logic_rag.evals.quest.data import NEGATION_TEMPLATES, QuestQuery
@@ -70,14 +71,12 @@ def pairwise_order(ranked: Sequence[str], gold: Set[str], excluded: Set[str]) ->
     """
     if not gold or not excluded:
         raise ValueError("pairwise order needs non-empty gold and excluded sets")
-    import bisect
-
     excluded_ranks = sorted(_ranks(ranked, excluded))
     score = 0.0
     for rank in _ranks(ranked, gold):
-        below = len(excluded_ranks) - bisect.bisect_right(excluded_ranks, rank)
-        tied = bisect.bisect_right(excluded_ranks, rank) - bisect.bisect_left(excluded_ranks, rank)
-        score += below + 0.5 * tied
+        not_above = bisect.bisect_right(excluded_ranks, rank)
+        tied = not_above - bisect.bisect_left(excluded_ranks, rank)
+        score += len(excluded_ranks) - not_above + 0.5 * tied
     return score / (len(gold) * len(excluded_ranks))
 
 
