@@ -6,12 +6,15 @@
   (:mod:`.ranking`, which explains the rank-derived scores used to keep our tie order);
 - ``MRecall@100`` as the QUEST paper defines it, and ``set_P``/``set_R``/``set_F1`` of the
   top-``set_cutoff`` documents taken as the predicted set (:mod:`.set_metrics`);
-- ``violation_rate``: LogiCoL's negation violation (:mod:`.violation`).
+- ``violation_rate``: LogiCoL's negation violation, and ``pairwise_order``, its graded view
+  (the share of gold/excluded document pairs ranked gold first; 0.5 = negation ignored)
+  (:mod:`.violation`).
 
-Averages are plain means over queries (macro). ``violation_rate`` is averaged only over
-the queries where it applies (negation template, atoms and their gold sets known,
-non-empty excluded set); it is ``None`` for a query where it does not apply and ``None``
-in an aggregate with no applicable query, so a missing number is never shown as 0.
+Averages are plain means over queries (macro). ``violation_rate`` and ``pairwise_order``
+are averaged only over the queries where they apply (negation template, atoms and their
+gold sets known, non-empty excluded set); they are ``None`` for a query where they do not
+apply and ``None`` in an aggregate with no applicable query, so a missing number is never
+shown as 0.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def metric_names(
         ["P@1"]
         + [f"R@{k}" for k in ks]
         + [f"MRecall@{k}" for k in mrecall_ks]
-        + ["set_P", "set_R", "set_F1", "violation_rate", "n"]
+        + ["set_P", "set_R", "set_F1", "violation_rate", "pairwise_order", "n"]
     )
 
 
@@ -104,9 +107,9 @@ def evaluate_run(
     Returns ``{"all": {...}, "by_template": {template: {...}}, "per_query": {qid: {...}}}``.
     Aggregates have the keys of :func:`metric_names` (with defaults exactly ``P@1``,
     ``R@5``, ``R@20``, ``R@100``, ``R@1000``, ``MRecall@100``, ``set_P``, ``set_R``,
-    ``set_F1``, ``violation_rate``, ``n``). Per-query rows have the same metric keys
-    (no ``n``) plus ``template``, and ``avg_rank_gold``/``avg_rank_excluded``/
-    ``pairwise_order`` where the violation applies.
+    ``set_F1``, ``violation_rate``, ``pairwise_order``, ``n``). Per-query rows have the same
+    metric keys (no ``n``) plus ``template``, and ``avg_rank_gold``/``avg_rank_excluded``
+    where the violation applies.
 
     Run keys are compared as strings. A query absent from the run is scored as an empty
     ranking (all zeros); run entries for unknown queries are ignored, but a non-empty run
@@ -158,7 +161,7 @@ def evaluate_run(
         row["set_P"], row["set_R"], row["set_F1"] = set_prf(predicted, query.docs)
         excluded = excluded_docs(query, atom_sets)
         if excluded is None:
-            row["violation_rate"] = None
+            row["violation_rate"] = row["pairwise_order"] = None
         else:
             violated, avg_gold, avg_excluded = negation_violation(ranked, query.docs, excluded)
             row["violation_rate"] = 1.0 if violated else 0.0

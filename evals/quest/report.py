@@ -77,6 +77,7 @@ DEFAULT_OVERALL_METRICS: tuple[str, ...] = (
     "MRecall@100",
     "set_F1",
     "violation_rate",
+    "pairwise_order",
 )
 
 

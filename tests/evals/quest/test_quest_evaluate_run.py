@@ -27,6 +27,7 @@ KEYS = [
     "set_R",
     "set_F1",
     "violation_rate",
+    "pairwise_order",
     "n",
 ]
 
@@ -135,12 +136,18 @@ def test_generated_world_violation_rate(tmp_path: Path) -> None:
     assert per["1"]["avg_rank_excluded"] == pytest.approx((3 + 4 + 4) / 3)
     assert per["2"]["avg_rank_gold"] == 3.5 and per["2"]["avg_rank_excluded"] == 1.0
     # gold a1 @3, a2 @4 sit above only the unretrieved abc (rank 5) of the three excluded
-    assert per["0"]["pairwise_order"] == pytest.approx(1 / 3) and "pairwise_order" not in per["3"]
+    assert per["0"]["pairwise_order"] == pytest.approx(1 / 3) and per["3"]["pairwise_order"] is None
     assert result["all"]["violation_rate"] == pytest.approx(2 / 3)
     assert result["by_template"]["_ that are not _"]["violation_rate"] == 0.5
     assert result["by_template"]["_ or _"]["violation_rate"] is None
+    # query 1: both gold above all three excluded (1.0); query 2: abc above both gold (0.0)
+    assert per["1"]["pairwise_order"] == 1.0 and per["2"]["pairwise_order"] == 0.0
+    assert result["all"]["pairwise_order"] == pytest.approx((1 / 3 + 1.0 + 0.0) / 3)
+    assert result["by_template"]["_ that are not _"]["pairwise_order"] == pytest.approx(2 / 3)
+    assert result["by_template"]["_ or _"]["pairwise_order"] is None
     # without atom sets the metric does not apply anywhere
-    assert evaluate_run(run, queries)["all"]["violation_rate"] is None
+    without = evaluate_run(run, queries)["all"]
+    assert without["violation_rate"] is None and without["pairwise_order"] is None
 
 
 def _q(qid, docs, template=None):
