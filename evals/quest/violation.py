@@ -53,15 +53,21 @@ def excluded_docs(query: QuestQuery, atom_sets: Mapping[str, Set[str]] | None) -
 
 def average_rank(ranked: Sequence[str], docs: Set[str]) -> float:
     """Mean 1-based rank of ``docs`` in ``ranked``; unretrieved documents rank ``len+1``."""
-    if not docs:
+    (ranks,) = _ranks(ranked, docs)
+    return _mean_rank(ranks)
+
+
+def _mean_rank(ranks: list[int]) -> float:
+    if not ranks:
         raise ValueError("average rank of an empty document set is undefined")
-    return sum(_ranks(ranked, docs)) / len(docs)
+    return sum(ranks) / len(ranks)
 
 
-def _ranks(ranked: Sequence[str], docs: Set[str]) -> list[int]:
+def _ranks(ranked: Sequence[str], *doc_sets: Set[str]) -> list[list[int]]:
+    """1-based ranks of each set's documents (unretrieved: ``len + 1``), one position map."""
     position = {doc: i + 1 for i, doc in enumerate(ranked)}
     missing_rank = len(ranked) + 1
-    return [position.get(doc, missing_rank) for doc in docs]
+    return [[position.get(doc, missing_rank) for doc in docs] for docs in doc_sets]
 
 
 def pairwise_order(ranked: Sequence[str], gold: Set[str], excluded: Set[str]) -> float:
@@ -71,9 +77,10 @@ def pairwise_order(ranked: Sequence[str], gold: Set[str], excluded: Set[str]) ->
     """
     if not gold or not excluded:
         raise ValueError("pairwise order needs non-empty gold and excluded sets")
-    excluded_ranks = sorted(_ranks(ranked, excluded))
+    gold_ranks, excluded_ranks = _ranks(ranked, gold, excluded)
+    excluded_ranks.sort()
     score = 0.0
-    for rank in _ranks(ranked, gold):
+    for rank in gold_ranks:
         not_above = bisect.bisect_right(excluded_ranks, rank)
         tied = not_above - bisect.bisect_left(excluded_ranks, rank)
         score += len(excluded_ranks) - not_above + 0.5 * tied
@@ -84,6 +91,6 @@ def negation_violation(
     ranked: Sequence[str], gold: Set[str], excluded: Set[str]
 ) -> tuple[bool, float, float]:
     """``(violated, avg_rank_gold, avg_rank_excluded)`` for one ranked list."""
-    avg_gold = average_rank(ranked, gold)
-    avg_excluded = average_rank(ranked, excluded)
+    gold_ranks, excluded_ranks = _ranks(ranked, gold, excluded)
+    avg_gold, avg_excluded = _mean_rank(gold_ranks), _mean_rank(excluded_ranks)
     return avg_excluded < avg_gold, avg_gold, avg_excluded
