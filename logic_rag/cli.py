@@ -162,7 +162,7 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         from logic_rag.finetune.entailment.train import main as entailment_main
 
         return int(entailment_main(args.rest) or 0)
-    if args.recipe in ("supcon", "logicol", "lore"):
+    if args.recipe in ("supcon", "logicol", "lore", "verifier"):
         from logic_rag.finetune.recipes.cli import main as recipe_main
 
         return int(recipe_main(args.recipe, args.rest) or 0)
@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "recipe",
-        choices=["supcon", "logicol", "lore", "entailment"],
+        choices=["supcon", "logicol", "lore", "verifier", "entailment"],
         help="the recipe to run",
     )
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the recipe's own arguments")

@@ -71,6 +71,10 @@ class Combine(Stage):
     def of(cls, single: str | None = None, **weights: float) -> Combine:
         return cls(tuple(weights.items()), single)
 
+    def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        if "cosine" in dict(self.weights) or self.single == "cosine":
+            ctx.want([q.plan.text for q in batch])
+
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:
             if not len(state.candidates):

@@ -19,6 +19,9 @@ _EXPORTS: dict[str, str] = {
     "Verify": "base",
     "PairCache": "cache",
     "EmbeddingVerifier": "embedding",
+    "CrossEncoderVerifier": "cross_encoder",
+    "LLMVerifier": "llm",
+    "make_verifier": "spec",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -26,6 +29,9 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from .base import Checked, CheckRequest, PairVerifier, Verifier, Verify
     from .cache import PairCache
+    from .cross_encoder import CrossEncoderVerifier
     from .embedding import EmbeddingVerifier
+    from .llm import LLMVerifier
+    from .spec import make_verifier
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
