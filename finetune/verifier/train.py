@@ -58,6 +58,7 @@ class VerifierArgs:
     save_steps: int = 200
     seed: int = 0
     resume: bool = True
+    device: str = "auto"
 
     def validate(self) -> None:
         if self.train is None and self.nli is None:
@@ -73,6 +74,8 @@ class VerifierArgs:
             raise VerifierArgsError("--batch-size, --save-steps must be >= 1, --max-length >= 16")
         if self.lr <= 0 or (self.epochs <= 0 and self.max_steps <= 0):
             raise VerifierArgsError("--lr must be > 0, and --epochs or --max-steps positive")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise VerifierArgsError("--device must be auto, cpu or cuda")
 
 
 def load_nli_pairs(folder: str | Path, limit: int, seed: int = 0) -> list[tuple[str, str, float]]:
@@ -147,7 +150,7 @@ def _fingerprint(args: VerifierArgs) -> dict[str, Any]:
         files.update(
             {f"nli/{p.name}": file_sha256(p) for p in sorted(folder.glob("*")) if p.is_file()}
         )
-    settings = {k: v for k, v in asdict(args).items() if k not in ("out", "resume")}
+    settings = {k: v for k, v in asdict(args).items() if k not in ("out", "resume", "device")}
     for flag in ("train", "docs", "nli"):
         settings.pop(flag)
     return {
@@ -199,12 +202,17 @@ def train_verifier(args: VerifierArgs) -> Path:
             "label": [e[2] for e in examples],
         }
     )
+    import torch
+
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     base = resolve_model(args.base)
     model = CrossEncoder(
         str(base.path),
         num_labels=1,
         max_length=args.max_length,
-        device="cpu",
+        device=device,
         local_files_only=True,
         trust_remote_code=False,
     )
@@ -222,7 +230,7 @@ def train_verifier(args: VerifierArgs) -> Path:
         seed=args.seed,
         data_seed=args.seed,
         report_to="none",
-        use_cpu=True,
+        use_cpu=device == "cpu",
         dataloader_num_workers=0,
     )
     trainer = CrossEncoderTrainer(
