@@ -340,6 +340,7 @@ class LogicRetriever:
         texts = check_texts(queries, "query")
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
+        k = min(k, max(len(self), 1))  # capped at the corpus size before any allocation
         strategy = _check_strategy(strategy or self.strategy, self.sparse is not None)
         if strategy == "vanilla":
             vectors = self.dense.encoder.encode_queries(texts)
@@ -498,7 +499,7 @@ class LogicRetriever:
                 info["confidence"] = plan.decomposition.confidence
                 info["source"] = plan.decomposition.source
             for hit in hits:
-                hit.logic = info
+                hit.logic = {**info, **hit.logic}
         return hits
 
     def describe(self) -> dict[str, Any]:

@@ -177,7 +177,12 @@ class SparseSide:
             scores, ids = search_pseudo_terms(self.index, [queries[i] for i in pseudo], k)
             for j, i in enumerate(pseudo):
                 results[i] = (scores[j], ids[j])
-        return [self._hits(*r) for r in results if r is not None]
+        found = [self._hits(*r) for r in results if r is not None]
+        for query, hits in zip(queries, found, strict=True):
+            if isinstance(query, PseudoTermQuery):  # say how the intersection was bounded
+                for hit in hits:
+                    hit.logic["pseudo_terms"] = query.info()
+        return found
 
     def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
         return make_hits(self.documents, scores, ids)
