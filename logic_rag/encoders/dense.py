@@ -30,6 +30,9 @@ __all__ = ["DenseEncoder", "ModelLoadError", "check_texts", "check_unicode"]
 
 #: Inputs at least this long get a progress bar unless the caller says otherwise.
 _PROGRESS_THRESHOLD = 2048
+#: Padded token positions per forward pass: 4,096 keeps MiniLM's attention maps near
+#: 50 MB for 256-token texts; short texts still go 64 (``batch_size``) at a time.
+_BATCH_TOKENS = 4096
 
 
 class ModelLoadError(LogicRagError, ValueError):
@@ -64,6 +67,28 @@ def check_texts(texts: Sequence[str] | str, what: str = "query") -> list[str]:
             raise ValueError(f"{what} {i} is empty or whitespace; pass text with at least one word")
         check_unicode(text, f"{what} {i}")
     return out
+
+
+def _token_lengths(model: Any, texts: list[str]) -> list[int]:
+    """Tokens per text after truncation; character counts if there is no tokenizer."""
+    tokenizer = getattr(model, "tokenizer", None)
+    limit = getattr(model, "max_seq_length", None) or 512
+    if tokenizer is None or not texts:
+        return [min(len(t) // 4 + 2, limit) for t in texts]
+    ids = tokenizer(texts, truncation=True, max_length=limit)["input_ids"]
+    return [len(row) for row in ids]
+
+
+def _token_batches(lengths: Sequence[int], max_texts: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` batches of texts sorted longest first: at most ``max_texts`` texts
+    and :data:`_BATCH_TOKENS` padded tokens each (at least one text)."""
+    batches = []
+    start = 0
+    while start < len(lengths):
+        size = max(1, min(max_texts, _BATCH_TOKENS // max(lengths[start], 1)))
+        batches.append((start, min(start + size, len(lengths))))
+        start += size
+    return batches
 
 
 def _read_json(path: Path) -> Any:
@@ -244,17 +269,39 @@ class DenseEncoder:
     def _encode(
         self, texts: list[str], prompt: dict[str, Any], progress: bool | None
     ) -> np.ndarray:
+        """Embed in batches of similar length, each at most ``batch_size`` texts and
+        :data:`_BATCH_TOKENS` padded tokens (a long text among short ones, such as a long
+        query with its many atoms, would otherwise pad the whole batch: attention memory
+        grows with batch x length^2)."""
         if progress is None:
             progress = len(texts) >= _PROGRESS_THRESHOLD
-        embeddings = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=self.normalize,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-            **prompt,
-        )
-        return np.ascontiguousarray(embeddings, dtype=np.float32)
+        model = self.model
+        lengths = _token_lengths(model, texts)
+        order = np.argsort([-n for n in lengths], kind="stable")
+        batches: Any = _token_batches([lengths[i] for i in order], self.batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            batches = tqdm(batches, desc="Batches", unit="batch")
+        out: np.ndarray | None = None
+        for start, stop in batches:
+            rows = order[start:stop]
+            embeddings = model.encode(
+                [texts[i] for i in rows],
+                batch_size=len(rows),
+                normalize_embeddings=self.normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+                **prompt,
+            )
+            if out is None:
+                out = np.empty((len(texts), embeddings.shape[1]), dtype=np.float32)
+            out[rows] = embeddings
+        if out is None:  # no texts
+            return np.ascontiguousarray(
+                model.encode([], convert_to_numpy=True, **prompt), dtype=np.float32
+            )
+        return out
 
     def encode_queries(
         self, queries: Sequence[str] | str, *, show_progress_bar: bool | None = None
