@@ -154,3 +154,20 @@ def test_d12_nan_metadata_is_written_as_null(tiny, tmp_path):
 
     row = json.loads((out / "documents.jsonl").read_text(), parse_constant=refuse)
     assert row["metadata"] == {"year": None, "n": [1.0, None]}
+
+
+def test_d02_encoder_batches_are_bounded_in_padded_tokens():
+    """65 atoms plus one long query text: the long text no longer pads a 32/64-text batch
+    (MLM logits and attention grow with batch x padded length)."""
+    from logic_rag.encoders import dense, sparse
+
+    lengths = [260] + [6] * 65  # sorted longest first, as the encoders sort them
+    for batches, limit in (
+        (sparse._token_batches(lengths, 32, sparse._BATCH_TOKENS), sparse._BATCH_TOKENS),
+        (dense._token_batches(lengths, 64), dense._BATCH_TOKENS),
+    ):
+        assert batches[0][0] == 0 and batches[-1][1] == len(lengths)
+        assert all(a[1] == b[0] for a, b in zip(batches, batches[1:], strict=False))
+        for start, stop in batches:
+            assert (stop - start) * lengths[start] <= limit or stop - start == 1
+    assert sparse._token_batches([10_000], 32, 1024) == [(0, 1)]  # one text always fits
