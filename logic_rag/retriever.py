@@ -216,7 +216,12 @@ class Retriever:
                 f"same model or rebuild the index"
             )
         if not allow_model_mismatch and isinstance(recorded.get("config"), dict):
-            _check_encoder_config(folder, recorded["config"], encoder)
+            # A trained query encoder (LORE) may have its own prompts and length; its
+            # pooling and normalisation must still be the document encoder's.
+            trained = encoder.fingerprint != recorded.get("weights_sha256")
+            _check_encoder_config(
+                folder, recorded["config"], encoder, _STRUCTURE_KEYS if trained else None
+            )
         if encoder.dimension != dimension:
             raise IndexMismatchError(
                 f"{folder} holds {dimension}-d vectors but {encoder.name!r} produces "
@@ -334,10 +339,20 @@ def _files_to_open(manifest: dict[str, Any]) -> list[str]:
     return names
 
 
-def _check_encoder_config(folder: Path, recorded: dict[str, Any], encoder: DenseEncoder) -> None:
-    """Refuse a query encoder whose pooling, prompts, length or normalisation differ."""
+_STRUCTURE_KEYS = ("modules", "pooling", "normalize")
+
+
+def _check_encoder_config(
+    folder: Path,
+    recorded: dict[str, Any],
+    encoder: DenseEncoder,
+    keys: Sequence[str] | None = None,
+) -> None:
+    """Refuse a query encoder whose pooling, prompts, length or normalisation differ
+    (only ``keys`` of the configuration when given)."""
     current = encoder.config
-    diff = [k for k in sorted(set(recorded) | set(current)) if recorded.get(k) != current.get(k)]
+    names = sorted(set(recorded) | set(current)) if keys is None else list(keys)
+    diff = [k for k in names if recorded.get(k) != current.get(k)]
     if diff:
         details = "; ".join(
             f"{k}: index {recorded.get(k)!r}, query encoder {current.get(k)!r}" for k in diff
