@@ -15,8 +15,6 @@ import pickle
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -65,34 +63,29 @@ class CLI:
 
     def __call__(self, *args: str | bytes, timeout: float = 300) -> subprocess.CompletedProcess:
         """Run the command; the result also carries ``maxrss_mb``, the child's peak RSS."""
-        cmd = [sys.executable, "-m", "logic_rag", *args]
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=out, stderr=err)
-            try:
-                _, status, usage = _wait4(proc.pid, timeout)
-            except TimeoutError:
-                proc.kill()
-                proc.wait()
-                raise
-            out.seek(0)
-            err.seek(0)
-            result = subprocess.CompletedProcess(
-                cmd, os.waitstatus_to_exitcode(status), out.read(), err.read()
-            )
-        result.maxrss_mb = usage.ru_maxrss / 1024  # Linux reports KiB
+        cmd = [sys.executable, "-c", _MEASURED, *args]
+        result = subprocess.run(
+            cmd, cwd=self.cwd, env=self.env, capture_output=True, timeout=timeout, check=False
+        )
+        err = result.stderr.decode("utf-8", "replace")
+        peaks = [line for line in err.splitlines() if line.startswith(_PEAK)]
+        result.maxrss_mb = int(peaks[-1].split()[-1]) / 1024 if peaks else None
         return result
 
 
-def _wait4(pid: int, timeout: float):
-    """``os.wait4`` (rusage of this one child) with a timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found, status, usage = os.wait4(pid, os.WNOHANG)
-        if found:
-            return found, status, usage
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"logic-rag did not finish within {timeout} s")
-        time.sleep(0.05)
+# `python -m logic_rag ARGS`, reporting the process's own peak RSS (VmHWM, which starts
+# afresh at exec, unlike getrusage's ru_maxrss, which counts the forking parent's pages).
+_PEAK = "hostile-test-peak-rss-kb:"
+_MEASURED = f"""
+import atexit, runpy, sys
+def _peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            print("{_PEAK}", line.split()[1], file=sys.stderr)
+atexit.register(_peak)
+sys.argv = ["logic-rag", *sys.argv[1:]]
+runpy.run_module("logic_rag", run_name="__main__", alter_sys=True)
+"""
 
 
 def stderr_text(result: subprocess.CompletedProcess) -> str:
