@@ -36,6 +36,7 @@ __all__ = [
     "load_engine",
     "check_engine",
     "check_k",
+    "cap_k",
     "engine_lock",
     "run_locked",
     "arun_locked",
@@ -183,6 +184,20 @@ async def arun_locked(engine: object, fn: Callable[..., T], *args: Any, **kwargs
     return await asyncio.to_thread(run_locked, engine, fn, *args, **kwargs)
 
 
+def cap_k(engine: object, k: object) -> int:
+    """:func:`check_k`, then capped at the engine's corpus size when it has one.
+
+    Done before the engine is called, so a huge ``k`` (``10**8``) never reaches code that
+    allocates in proportion to it.
+    """
+    k = check_k(k)
+    try:
+        size = len(engine)  # type: ignore[arg-type]
+    except TypeError:
+        return k
+    return min(k, max(int(size), 1))
+
+
 def _search_kwargs(strategy: str | None) -> dict[str, Any]:
     return {} if strategy is None else {"strategy": strategy}
 
@@ -191,7 +206,7 @@ def search(engine: SearchEngine, query: str, k: int, strategy: str | None = None
     """``engine.search`` under the lock; ``strategy`` is passed only when set."""
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    return run_locked(engine, engine.search, query, check_k(k), **_search_kwargs(strategy))
+    return run_locked(engine, engine.search, query, cap_k(engine, k), **_search_kwargs(strategy))
 
 
 async def asearch(
@@ -200,7 +215,9 @@ async def asearch(
     """:func:`search` off the event loop."""
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    return await arun_locked(engine, engine.search, query, check_k(k), **_search_kwargs(strategy))
+    return await arun_locked(
+        engine, engine.search, query, cap_k(engine, k), **_search_kwargs(strategy)
+    )
 
 
 # ---------------------------------------------------------------------- results

@@ -27,9 +27,15 @@ _EXTRAS = {
 
 def _cmd_index(args: argparse.Namespace) -> int:
     from logic_rag.corpus import load_documents
+    from logic_rag.errors import CorpusFormatError
+    from logic_rag.index.store import check_out_dir
     from logic_rag.logic_retriever import LogicRetriever
 
+    # Refuse a --out that is not ours before reading or embedding anything.
+    check_out_dir(args.out)
     docs = load_documents(args.docs, args.format)
+    if not docs:
+        raise CorpusFormatError(args.docs, None, "holds no documents")
     print(f"read {len(docs):,} documents from {args.docs}", file=sys.stderr)
     retriever = LogicRetriever.build(
         docs,
@@ -51,14 +57,16 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    from logic_rag.encoders.dense import check_unicode
     from logic_rag.logic_retriever import LogicRetriever
 
+    query = check_unicode(args.query, "the query")  # undecodable command-line bytes
     retriever = LogicRetriever.load(args.index_dir, model=args.model)
-    hits = retriever.search(args.query, k=args.k, strategy=args.strategy)
+    hits = retriever.search(query, k=args.k, strategy=args.strategy)
     if args.json:
         keep = None if args.explain else ("id", "title", "score", "text")
         rows = [{k: v for k, v in h.to_json().items() if keep is None or k in keep} for h in hits]
-        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
+        json.dump(_strict_json(rows), sys.stdout, ensure_ascii=False, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return 0
     if hits and hits[0].logic:
@@ -73,6 +81,19 @@ def _cmd_search(args: argparse.Namespace) -> int:
             )
             print(f"       {marks}")
     return 0
+
+
+def _strict_json(value: object) -> object:
+    """NaN and infinities as ``null``: ``--json`` output must be valid JSON."""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict_json(v) for v in value]
+    return value
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
@@ -312,7 +333,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (LogicRagError, FileNotFoundError, FileExistsError, ValueError) as exc:
-        print(f"logic-rag {args.command}: error: {exc}", file=sys.stderr)
+        print(f"logic-rag {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except (PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        print(f"logic-rag {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:
         extra = _EXTRAS.get((exc.name or "").split(".")[0])
@@ -324,6 +348,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line, safe to print whatever the terminal encoding."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 if __name__ == "__main__":  # pragma: no cover

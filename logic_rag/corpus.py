@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import os
+import stat
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,30 +54,105 @@ class Document:
         return row
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")  # noqa: SIM115 - closed by the caller
+def _check_file(path: Path) -> None:
+    """A readable regular file, else a clear error (``/dev/null`` is not "missing")."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CorpusFormatError(path, None, f"cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise CorpusFormatError(path, None, "is a folder, not a corpus file")
+    if not stat.S_ISREG(mode):
+        raise CorpusFormatError(
+            path, None, "is not a regular file (a device, pipe or socket); pass a corpus file"
+        )
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` of a UTF-8 file (gzip if it ends in ``.gz``), checked per line.
+
+    Invalid UTF-8 and a ``.gz`` that is not gzip fail with the file and line.
+    """
+    _check_file(path)
+    lineno = 0
+    try:
+        handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
+        with handle:
+            for lineno, raw in enumerate(handle, start=1):  # noqa: B007 - used after the loop
+                try:
+                    yield lineno, raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise CorpusFormatError(
+                        path,
+                        lineno,
+                        f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                        f"save the file as UTF-8",
+                    ) from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise CorpusFormatError(
+            path, lineno + 1 if lineno else None, f"not a valid gzip file ({exc})"
+        ) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (use null for a missing number)")
+
+
+def _check_strings(value: Any) -> str | None:
+    """The first string in ``value`` that is not valid Unicode (a lone surrogate), if any."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            bad = _check_strings(key) or _check_strings(item)
+            if bad is not None:
+                return bad
+    elif isinstance(value, list):
+        for item in value:
+            bad = _check_strings(item)
+            if bad is not None:
+                return bad
+    return None
+
+
+def read_jsonl(
+    path: str | os.PathLike[str], *, strict: bool = False
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
+
+    ``strict`` also refuses ``NaN`` / ``Infinity`` (not JSON; they would come back out as
+    invalid JSON) and strings that are not valid Unicode (``"\\ud800"``), naming the line.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    with _open_text(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
+    for lineno, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line, parse_constant=_reject_constant if strict else None)
+        except json.JSONDecodeError as exc:
+            raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
+        except ValueError as exc:
+            raise CorpusFormatError(path, lineno, str(exc)) from None
+        if not isinstance(obj, dict):
+            raise CorpusFormatError(
+                path, lineno, f"expected a JSON object, got {type(obj).__name__}"
+            )
+        if strict:
+            bad = _check_strings(obj)
+            if bad is not None:
                 raise CorpusFormatError(
-                    path, lineno, f"expected a JSON object, got {type(obj).__name__}"
+                    path,
+                    lineno,
+                    f"holds a string that is not valid Unicode (a lone surrogate such as "
+                    f"\\ud800 in {bad[:40]!r}); fix the \\u escapes",
                 )
-            yield lineno, obj
+        yield lineno, obj
 
 
 def detect_format(path: str | os.PathLike[str]) -> CorpusFormat:
@@ -102,7 +178,7 @@ def _string_field(path: Path, lineno: int, obj: dict[str, Any], key: str, requir
         if required:
             raise CorpusFormatError(path, lineno, f"missing field {key!r}")
         return ""
-    if isinstance(value, int | float) and key in ("_id", "id"):
+    if isinstance(value, int | float) and not isinstance(value, bool) and key in ("_id", "id"):
         return str(value)
     if not isinstance(value, str):
         raise CorpusFormatError(
@@ -122,54 +198,69 @@ def iter_documents(
     - ``jsonl``: ``{"text"}`` plus optional ``id``, ``title``, ``metadata``; a missing id
       becomes the line number.
     - ``text``: one document per non-blank line; the id is the line number.
+
+    Every problem (invalid JSON or UTF-8, NaN, a lone surrogate, a wrong field type) is a
+    :class:`CorpusFormatError` naming the file and the line.
     """
-    path = Path(path)
+    for _lineno, doc in _numbered_documents(Path(path), format):
+        yield doc
+
+
+def _numbered_documents(path: Path, format: CorpusFormat) -> Iterator[tuple[int, Document]]:
     if format == "auto":
         format = detect_format(path)
     if path.is_dir():
         path = path / "corpus.jsonl"
     if format == "text":
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file")
-        with _open_text(path) as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield Document(id=str(lineno), text=line.rstrip("\n"))
+        for lineno, line in _lines(path):
+            if line.strip():
+                yield lineno, Document(id=str(lineno), text=line.rstrip("\r\n"))
         return
-    for lineno, obj in read_jsonl(path):
+    if format not in ("quest", "beir", "jsonl"):
+        raise ValueError(f"unknown corpus format {format!r}; use quest, beir, jsonl or text")
+    for lineno, obj in read_jsonl(path, strict=True):
         if format == "quest":
             title = _string_field(path, lineno, obj, "title", True)
             text = _string_field(path, lineno, obj, "text", True)
-            yield Document(id=title, title=title, text=text)
+            yield lineno, Document(id=title, title=title, text=text)
         elif format == "beir":
-            yield Document(
-                id=_string_field(path, lineno, obj, "_id", True),
-                title=_string_field(path, lineno, obj, "title", False),
-                text=_string_field(path, lineno, obj, "text", True),
+            yield (
+                lineno,
+                Document(
+                    id=_string_field(path, lineno, obj, "_id", True),
+                    title=_string_field(path, lineno, obj, "title", False),
+                    text=_string_field(path, lineno, obj, "text", True),
+                ),
             )
-        elif format == "jsonl":
+        else:
             doc_id = _string_field(path, lineno, obj, "id", False) or str(lineno)
             metadata = obj.get("metadata") or {}
             if not isinstance(metadata, dict):
                 raise CorpusFormatError(path, lineno, "field 'metadata' must be an object")
-            yield Document(
-                id=doc_id,
-                title=_string_field(path, lineno, obj, "title", False),
-                text=_string_field(path, lineno, obj, "text", True),
-                metadata=metadata,
+            yield (
+                lineno,
+                Document(
+                    id=doc_id,
+                    title=_string_field(path, lineno, obj, "title", False),
+                    text=_string_field(path, lineno, obj, "text", True),
+                    metadata=metadata,
+                ),
             )
-        else:
-            raise ValueError(f"unknown corpus format {format!r}; use quest, beir, jsonl or text")
 
 
 def load_documents(path: str | os.PathLike[str], format: CorpusFormat = "auto") -> list[Document]:
-    """Read a whole corpus; duplicate ids are an error (they would make hits ambiguous)."""
-    docs = list(iter_documents(path, format))
-    seen: set[str] = set()
-    for doc in docs:
-        if doc.id in seen:
-            raise CorpusFormatError(path, None, f"duplicate document id {doc.id!r}")
-        seen.add(doc.id)
+    """Read a whole corpus; duplicate ids are an error naming both lines."""
+    path = Path(path)
+    source = path / "corpus.jsonl" if path.is_dir() else path
+    docs: list[Document] = []
+    first_line: dict[str, int] = {}
+    for lineno, doc in _numbered_documents(path, format):
+        seen = first_line.setdefault(doc.id, lineno)
+        if seen != lineno:
+            raise CorpusFormatError(
+                source, lineno, f"duplicate document id {doc.id!r} (first at line {seen})"
+            )
+        docs.append(doc)
     return docs
 
 

@@ -292,7 +292,7 @@ class LogicRetriever:
         texts = check_texts(queries, "query")
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
-        k = min(k, len(self))
+        k = min(k, max(len(self), 1))  # capped at the corpus size before any allocation
         chosen = _check_strategy(strategy or self.strategy, self.sparse is not None)
         decompose = not (isinstance(chosen, str) and not STRATEGIES[chosen].decompose)
         plans = self.plan(texts, logical_queries, decompose=decompose)
@@ -331,7 +331,7 @@ class LogicRetriever:
                 info["source"] = plan.decomposition.source
             info.update(state.info)
             for hit in hits:
-                hit.logic = info
+                hit.logic = {**info, **hit.logic}
         return hits
 
     def describe(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from logic_rag.corpus import CorpusFormat, Document, load_documents, read_jsonl
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import CorpusFormatError, IndexCorruptError, IndexMismatchError
 from logic_rag.index.faiss_index import DenseIndex, IndexKind
-from logic_rag.index.store import read_manifest, write_folder
+from logic_rag.index.store import listed_file, read_manifest, write_folder
 from logic_rag.models import DEFAULT_DENSE_MODEL
 
 __all__ = ["Hit", "Retriever", "make_hits"]
@@ -140,7 +140,12 @@ class Retriever:
         """
         manifest = {
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "model": {"name": self.encoder.name, "weights_sha256": self.encoder.fingerprint},
+            "model": {
+                "name": self.encoder.name,
+                "weights_sha256": self.encoder.fingerprint,
+                "config": self.encoder.config,
+                "config_sha256": self.encoder.config_fingerprint,
+            },
             "dimension": self.index.dim,
             "normalized": self.encoder.normalize,
             "metric": "inner_product",
@@ -152,7 +157,9 @@ class Retriever:
         }
         writers: dict[str, Callable[[Path], None]] = {
             _FAISS_FILE: self.index.save,
-            _DOCS_FILE: lambda p: atomic_write_jsonl(p, (d.to_json() for d in self.documents)),
+            _DOCS_FILE: lambda p: atomic_write_jsonl(
+                p, (_finite_json(d.to_json()) for d in self.documents)
+            ),
             **(extra_files or {}),
         }
         return write_folder(out_dir, writers, manifest)
@@ -190,14 +197,9 @@ class Retriever:
         """:meth:`load`, also returning the verified manifest (for wrappers)."""
         folder = Path(path)
         manifest = read_manifest(folder, verify=verify)
-        try:
-            recorded = manifest["model"]
-            dimension = int(manifest["dimension"])
-            count = int(manifest["document_count"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise IndexCorruptError(
-                f"{folder}/manifest.json lacks {exc}; rebuild the index"
-            ) from None
+        recorded, dimension, count, kind = _check_manifest(folder, manifest)
+        for name in _files_to_open(manifest):  # every file a loader opens must be checked
+            listed_file(folder, manifest, name)
         if model is None:
             model = recorded["name"]
         encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
@@ -213,29 +215,27 @@ class Retriever:
                 f"{encoder.name!r} (weights {encoder.fingerprint[:12]}); search it with the "
                 f"same model or rebuild the index"
             )
+        if not allow_model_mismatch and isinstance(recorded.get("config"), dict):
+            # A trained query encoder (LORE) may have its own prompts and length; its
+            # pooling and normalisation must still be the document encoder's.
+            trained = encoder.fingerprint != recorded.get("weights_sha256")
+            _check_encoder_config(
+                folder, recorded["config"], encoder, _STRUCTURE_KEYS if trained else None
+            )
         if encoder.dimension != dimension:
             raise IndexMismatchError(
                 f"{folder} holds {dimension}-d vectors but {encoder.name!r} produces "
                 f"{encoder.dimension}-d embeddings; use the model the index was built with"
             )
-        index = DenseIndex.load(
-            folder / manifest.get("index_file", _FAISS_FILE), manifest.get("index_kind", "flat")
-        )
+        faiss_path = listed_file(folder, manifest, manifest.get("index_file", _FAISS_FILE))
+        index = DenseIndex.load(faiss_path, kind)
         if index.dim != dimension or index.ntotal != count:
             raise IndexCorruptError(
                 f"{folder}: the FAISS file holds {index.ntotal} vectors of dimension "
                 f"{index.dim}, the manifest says {count} of dimension {dimension}; rebuild it"
             )
-        docs_path = folder / manifest.get("documents_file", _DOCS_FILE)
-        documents = [
-            Document(
-                id=str(row["id"]),
-                title=row.get("title", ""),
-                text=row.get("text", ""),
-                metadata=row.get("metadata") or {},
-            )
-            for _lineno, row in _checked_rows(docs_path)
-        ]
+        docs_path = listed_file(folder, manifest, manifest.get("documents_file", _DOCS_FILE))
+        documents = [_document(docs_path, lineno, row) for lineno, row in _checked_rows(docs_path)]
         if len(documents) != count:
             raise IndexCorruptError(
                 f"{docs_path} holds {len(documents)} documents, the manifest says {count}"
@@ -255,8 +255,125 @@ class Retriever:
     def search_batch(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
         """Search several queries in one encoder call and one index call."""
         texts = check_texts(queries, "query")
+        k = _cap_k(k, len(self))
         scores, ids = self.index.search(self.encoder.encode_queries(texts), k)
         return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
+
+
+def _cap_k(k: int, size: int) -> int:
+    """``k`` checked and capped at the corpus size before anything is allocated for it."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(f"k must be an int, got {type(k).__name__}")
+    if k <= 0:
+        raise ValueError(f"k must be positive, got {k}")
+    return int(min(k, max(size, 1)))
+
+
+def _finite_json(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by ``None`` (strict JSON has neither)."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_json(v) for v in value]
+    return value
+
+
+_INDEX_KINDS = ("flat", "hnsw", "ivfpq")
+
+
+def _check_manifest(folder: Path, manifest: dict[str, Any]) -> tuple[dict[str, Any], int, int, Any]:
+    """The manifest's model record, dimension, document count and index kind, type-checked."""
+    where = f"{folder / 'manifest.json'}"
+    recorded = manifest.get("model")
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("name"), str):
+        raise IndexCorruptError(
+            f"{where}: 'model' must be an object with a 'name' (got {type(recorded).__name__}); "
+            f"rebuild the index"
+        )
+    values = []
+    for key in ("dimension", "document_count"):
+        value = manifest.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise IndexCorruptError(
+                f"{where}: {key!r} must be a non-negative integer, got {value!r}; rebuild the index"
+            )
+        values.append(value)
+    kind = manifest.get("index_kind", "flat")
+    if kind not in _INDEX_KINDS:
+        raise IndexCorruptError(
+            f"{where}: unknown index_kind {kind!r} (expected one of {', '.join(_INDEX_KINDS)}); "
+            f"rebuild the index"
+        )
+    metric = manifest.get("metric", "inner_product")
+    if metric != "inner_product":
+        raise IndexCorruptError(
+            f"{where}: metric {metric!r} is not supported (logic-rag ranks by inner product); "
+            f"rebuild the index"
+        )
+    for key in ("passages",):
+        if key in manifest and not isinstance(manifest[key], bool):
+            raise IndexCorruptError(f"{where}: {key!r} must be true or false; rebuild the index")
+    sparse = manifest.get("sparse")
+    if sparse is not None and (
+        not isinstance(sparse, dict) or not isinstance(sparse.get("model"), str)
+    ):
+        raise IndexCorruptError(
+            f"{where}: 'sparse' must be an object with a 'model' name; rebuild the index"
+        )
+    return recorded, values[0], values[1], kind
+
+
+def _files_to_open(manifest: dict[str, Any]) -> list[str]:
+    """The files the loaders (dense, passages, SPLADE) will open for this manifest."""
+    names = [manifest.get("index_file", _FAISS_FILE), manifest.get("documents_file", _DOCS_FILE)]
+    if manifest.get("passages"):
+        from logic_rag.index.passages import PassageVectors
+
+        names += [PassageVectors.VECTORS_FILE, PassageVectors.OFFSETS_FILE]
+    if manifest.get("sparse") is not None:
+        from logic_rag.index.inverted import MANIFEST_FILE, MATRIX_FILE
+
+        names += [f"sparse/{MATRIX_FILE}", f"sparse/{MANIFEST_FILE}"]
+    return names
+
+
+_STRUCTURE_KEYS = ("modules", "pooling", "normalize")
+
+
+def _check_encoder_config(
+    folder: Path,
+    recorded: dict[str, Any],
+    encoder: DenseEncoder,
+    keys: Sequence[str] | None = None,
+) -> None:
+    """Refuse a query encoder whose pooling, prompts, length or normalisation differ
+    (only ``keys`` of the configuration when given)."""
+    current = encoder.config
+    names = sorted(set(recorded) | set(current)) if keys is None else list(keys)
+    diff = [k for k in names if recorded.get(k) != current.get(k)]
+    if diff:
+        details = "; ".join(
+            f"{k}: index {recorded.get(k)!r}, query encoder {current.get(k)!r}" for k in diff
+        )
+        raise IndexMismatchError(
+            f"{folder} was built with another encoder configuration than "
+            f"{encoder.name!r} ({details}); search it with the model the index was built with "
+            f"or rebuild the index"
+        )
+
+
+def _document(path: Path, lineno: int, row: dict[str, Any]) -> Document:
+    for key in ("title", "text"):
+        if not isinstance(row.get(key, ""), str):
+            raise CorpusFormatError(path, lineno, f"field {key!r} must be a string")
+    metadata = row.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise CorpusFormatError(path, lineno, "field 'metadata' must be an object")
+    return Document(
+        id=str(row["id"]), title=row.get("title", ""), text=row.get("text", ""), metadata=metadata
+    )
 
 
 def make_hits(documents: Sequence[Document], scores: np.ndarray, ids: np.ndarray) -> list[Hit]:

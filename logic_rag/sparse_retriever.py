@@ -148,12 +148,13 @@ class SparseSide:
 
     def search(
         self, plans: Sequence[Any], k: int, mode: str, negation_weight: float = 1.0
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
+    ) -> list[tuple[np.ndarray, np.ndarray, dict[str, Any] | None]]:
         """Search the plans (``text``, ``logic``, ``atoms``) of a batch: one encoder call.
 
         ``mode`` is ``query`` (the whole query's vector), ``compose`` (Krasakis et al.) or
         ``nrf``; queries with a single atom always use their whole-query vector. Returns
-        ``(scores, rows)`` per plan.
+        ``(scores, rows, info)`` per plan; ``info`` says how a composed intersection was
+        bounded (see :meth:`~logic_rag.compose.sparse_ops.PseudoTermQuery.info`), else None.
         """
         texts: list[str] = []
         rows: list[int] = []
@@ -185,7 +186,11 @@ class SparseSide:
             scores, ids = search_pseudo_terms(self.index, [queries[i] for i in pseudo], k)
             for j, i in enumerate(pseudo):
                 results[i] = (scores[j], ids[j])
-        return [r for r in results if r is not None]
+        return [
+            (*r, q.info() if isinstance(q, PseudoTermQuery) else None)
+            for r, q in zip(results, queries, strict=True)
+            if r is not None
+        ]
 
     def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
         return make_hits(self.documents, scores, ids)

@@ -96,3 +96,48 @@ def test_bad_qrels_line(tmp_path):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
         load_documents(tmp_path / "nope.jsonl")
+
+
+# ------------------------------------------------------------------- issue 18: d08, d09, d12
+def test_invalid_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"text": "ok"}\n{"text": "caf\xe9"}\n')
+    with pytest.raises(CorpusFormatError, match=r"c\.jsonl:2: invalid UTF-8 \(byte 0xe9"):
+        load_documents(path)
+    text = tmp_path / "c.txt"
+    text.write_bytes(b"fine\n\xff\n")
+    with pytest.raises(CorpusFormatError, match=r"c\.txt:2: invalid UTF-8"):
+        load_documents(text)
+
+
+def test_lone_surrogates_and_nan_name_the_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "ok"}\n{"text": "x", "metadata": {"k": ["\\udc80"]}}\n')
+    with pytest.raises(CorpusFormatError, match=r"c\.jsonl:2: .*lone surrogate"):
+        load_documents(path)
+    path.write_text('{"text": "ok", "metadata": {"score": Infinity}}\n')
+    with pytest.raises(CorpusFormatError, match=r"c\.jsonl:1: Infinity is not valid JSON"):
+        load_documents(path)
+
+
+def test_gz_that_is_not_gzip(tmp_path):
+    path = tmp_path / "c.jsonl.gz"
+    path.write_text('{"text": "plain"}\n')
+    with pytest.raises(CorpusFormatError, match=r"c\.jsonl\.gz.*not a valid gzip file"):
+        load_documents(path)
+
+
+def test_duplicate_ids_name_both_lines(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        '{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n{"id": "a", "text": "z"}\n'
+    )
+    with pytest.raises(
+        CorpusFormatError, match=r"c\.jsonl:3: duplicate document id 'a' \(first at line 1\)"
+    ):
+        load_documents(path)
+
+
+def test_devices_are_not_reported_as_missing():
+    with pytest.raises(CorpusFormatError, match="/dev/null: is not a regular file"):
+        load_documents("/dev/null")

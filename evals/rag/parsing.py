@@ -43,9 +43,21 @@ _NUM = r"([-+]?\d+(?:\.\d+)?)"
 _OUT_OF = rf"\s*(?:/|out\s+of)\s*{_NUM}"
 _JSON_KEYS = ("score", "rating", "result", "grade")
 _RESULT_TAG = re.compile(rf"\[RESULT\]\s*:?\s*{_NUM}(?:{_OUT_OF})?", re.IGNORECASE)
+# A number as a judge may write it, exponent included, so "1e1" reads as 10 (out of range,
+# a failure) instead of as 1 followed by text.
+_NUMBER = r"([-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)(?![\d.]*\d)"
+_LABEL_OUT_OF = rf"\s*(?:/|out\s+of)\s*{_NUMBER}"
+# The explicit score field: "Score: 4", "**Score:** 4", "Final score is 4", "score = 4/5".
+_SCORE_FIELD = re.compile(
+    rf"\b(?:final\s+)?score\b\**\s*(?:is|of)?\s*[:=]?\s*\**\s*{_NUMBER}(?:{_LABEL_OUT_OF})?",
+    re.IGNORECASE,
+)
+# Other labels. "grade", "correctness" and "relevancy" need a ':' or '=' ("a grade 2
+# reading level" is not a score).
 _LABELLED = re.compile(
-    rf"\b(?:final\s+)?(?:score|rating|result|grade)\b\s*(?:is|of)?\s*[:=]?\s*\**\s*{_NUM}"
-    rf"(?:{_OUT_OF})?",
+    rf"\b(?:final\s+)?(?:(?:rating|result)\b\**\s*(?:is|of)?\s*[:=]?"
+    rf"|(?:grade|correctness|relevancy|relevance)\b\**\s*[:=])\s*\**\s*{_NUMBER}"
+    rf"(?:{_LABEL_OUT_OF})?",
     re.IGNORECASE,
 )
 _LEADING = re.compile(
@@ -89,6 +101,10 @@ def _from_json(text: str) -> tuple[float, float | None] | None:
     return None
 
 
+# Returned by _candidate for contradictory score fields; fails every range check.
+_CONFLICT = (math.nan, None)
+
+
 def _candidate(text: str, *, last_result_tag: bool) -> tuple[float, float | None] | None:
     """The first score found by the patterns, in order of how explicit they are."""
     found = _from_json(text)
@@ -98,7 +114,16 @@ def _candidate(text: str, *, last_result_tag: bool) -> tuple[float, float | None
     if tags:
         tag = tags[-1] if last_result_tag else tags[0]
         return float(tag.group(1)), float(tag.group(2)) if tag.group(2) else None
-    for pattern in (_LABELLED, _LEADING, _FRACTION):
+    for pattern in (_SCORE_FIELD, _LABELLED):
+        fields = {
+            (float(m.group(1)), float(m.group(2)) if m.group(2) else None)
+            for m in pattern.finditer(text)
+        }
+        if len(fields) > 1:  # "Score: 4" ... "Score: 2": contradictory, a failure
+            return _CONFLICT
+        if fields:
+            return fields.pop()
+    for pattern in (_LEADING, _FRACTION):
         match = pattern.search(text)
         if match:
             return float(match.group(1)), float(match.group(2)) if match.group(2) else None
@@ -113,9 +138,11 @@ def parse_score(text: str | None, low: float, high: float) -> float | None:
     """A score in ``[low, high]`` read from a judge's free text, or ``None``.
 
     Preference: a JSON object with a ``score``/``rating``/``result`` key; the last
-    ``[RESULT] n``; a labelled ``Score: n`` / ``Rating: n out of m``; a number opening the
-    text; a fraction ``n/m`` anywhere; a line that is only a number. A stated denominator
-    must equal ``high``; a value outside the range is a failure, not clipped.
+    ``[RESULT] n``; the explicit ``Score: n`` field; another label (``Rating: n out of m``,
+    ``Correctness: n``, ``Grade: n``); a number opening the text; a fraction ``n/m``
+    anywhere; a line that is only a number. Two different values in the chosen kind of
+    field are contradictory and a failure. A stated denominator must equal ``high``; a
+    value outside the range (``1e1`` is 10) is a failure, not clipped.
     """
     if not isinstance(text, str) or not text.strip():
         return None

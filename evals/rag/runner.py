@@ -19,6 +19,7 @@ reports rank correlations with human utility (key ``judge_meta_eval``).
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import logging
 import math
@@ -43,6 +44,7 @@ __all__ = [
     "run_meta_eval",
     "summarize_items",
     "open_retriever",
+    "input_fingerprints",
     "ITEMS_FILE",
     "RESULTS_FILE",
 ]
@@ -178,6 +180,52 @@ def _is_index_folder(path: Path) -> bool:
     return path.is_dir() and (path / "manifest.json").is_file()
 
 
+def _content_sha256(path: Path) -> str:
+    """SHA-256 of a file, or of a folder's files (relative names and bytes), sorted."""
+    from logic_rag.index.store import file_sha256
+
+    if path.is_file():
+        return file_sha256(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(file.relative_to(path).as_posix().encode("utf-8", "surrogateescape"))
+        digest.update(bytes.fromhex(file_sha256(file)))
+    return digest.hexdigest()
+
+
+def _model_sha256(spec: str) -> str:
+    """Weights and encoder configuration (pooling, prompts, ...) of a dense model spec."""
+    from logic_rag.encoders.dense import DenseEncoder
+
+    encoder = DenseEncoder(spec)
+    return f"{encoder.fingerprint}:{encoder.config_fingerprint}"
+
+
+def input_fingerprints(config: RagEvalConfig, *, retriever_given: bool = False) -> dict[str, Any]:
+    """Content hashes of a run's inputs, so a resumed run cannot mix two corpora.
+
+    Paths alone are not enough: replacing the file behind ``--corpus`` between two runs
+    would otherwise resume with items retrieved from the old corpus. Covers the corpus,
+    the dataset file, and the retriever (an index folder's manifest, which lists the
+    checksum of every file, or a model's weights and encoder configuration).
+    """
+    from .datasets import default_path
+
+    row: dict[str, Any] = {}
+    if config.corpus:
+        corpus = Path(config.corpus).expanduser()
+        row["corpus_sha256"] = _content_sha256(corpus) if corpus.exists() else None
+    data = Path(config.data_path).expanduser() if config.data_path else default_path(config.dataset)
+    row["data_sha256"] = _content_sha256(data) if data.exists() else None
+    if not retriever_given:
+        path = Path(config.retriever).expanduser()
+        if _is_index_folder(path):
+            row["retriever_sha256"] = _content_sha256(path / "manifest.json")
+        else:
+            row["retriever_sha256"] = _model_sha256(config.retriever)
+    return row
+
+
 def open_retriever(
     spec: str,
     *,
@@ -190,6 +238,7 @@ def open_retriever(
     An index folder is opened as is; a registry name or model folder is indexed over
     ``documents()`` once and the index cached under ``index_root/<key>``.
     """
+    from logic_rag.index.store import recover_leftovers
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.models import resolve_model
 
@@ -209,9 +258,12 @@ def open_retriever(
     passages = strategy != "vanilla"
     key = corpus_key(
         (f"{d.id}\x1f{d.title}\x1f{d.text}" for d in docs),
-        f"{resolved.fingerprint}:passages={passages}",
+        f"{_model_sha256(str(resolved.path))}:passages={passages}",
     )
     folder = Path(index_root) / key
+    # A run killed while saving this index leaves a temporary folder, or the index moved
+    # aside: clean up or put it back (each action is logged as a warning).
+    recover_leftovers(folder)
     if _is_index_folder(folder):
         retriever = LogicRetriever.load(folder, model=str(resolved.path), strategy=strategy)
         cached = True
@@ -454,7 +506,9 @@ def _single_run(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    check_run_settings(out, config.settings())
+    settings = config.settings()
+    settings["inputs"] = input_fingerprints(config, retriever_given=retriever is not None)
+    check_run_settings(out, settings)
     t0 = time.perf_counter()
     if retriever is None:
 
@@ -579,11 +633,12 @@ def run_meta_eval(
     """
     from tqdm.auto import tqdm
 
-    from .meta_eval import judge_agreement, load_human_ratings
+    from .meta_eval import default_ratings_path, judge_agreement, load_human_ratings
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    ratings_file = Path(ratings_path) if ratings_path else default_ratings_path()
     check_run_settings(
         out,
         {
@@ -591,6 +646,9 @@ def run_meta_eval(
             "judge": judge,
             "ratings": os.fspath(ratings_path or ""),
             "judge_max_tokens": judge_max_tokens,
+            "inputs": {
+                "ratings_sha256": _content_sha256(ratings_file) if ratings_file.exists() else None
+            },
         },
     )
     ratings = list(load_human_ratings(ratings_path))

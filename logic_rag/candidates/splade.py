@@ -35,5 +35,7 @@ class SpladeCandidates(Stage):
             )
         depth = self.depth if self.depth is not None else batch.k
         found = sparse.search([q.plan for q in batch], depth, self.mode, self.negation_weight)
-        for state, (scores, ids) in zip(batch, found, strict=True):
+        for state, (scores, ids, info) in zip(batch, found, strict=True):
             state.add_candidates("splade", ids, scores)
+            if info is not None:  # say how the intersection was bounded
+                state.info["pseudo_terms"] = info

@@ -49,6 +49,7 @@ __all__ = [
     "nrf",
     "orthogonal_negation",
     "combined_pseudo_terms",
+    "MAX_PSEUDO_TERMS",
     "PseudoTermQuery",
     "pseudo_term_scores",
     "search_pseudo_terms",
@@ -62,6 +63,12 @@ CITATION = (
 DocWeight = Literal["geometric", "min", "product"]
 # Documents scored per block by pseudo_term_scores (bounds its (block, m, n) temporary).
 _DOC_BLOCK = 32_768
+# Floats in one (block, m, n) temporary of pseudo_term_scores (32 MiB at float64).
+_BLOCK_FLOATS = 4_000_000
+#: Most pseudo-terms one intersection builds: 5^3, so up to three atoms keep the paper's
+#: top-5 outer product exactly; with more atoms each atom contributes fewer top terms
+#: (``top_k = floor(MAX_PSEUDO_TERMS ** (1/n))``, at least 1), instead of 5^n tuples.
+MAX_PSEUDO_TERMS = 125
 
 
 def as_vector(x: Any, size: int | None = None) -> np.ndarray:
@@ -173,12 +180,18 @@ class PseudoTermQuery:
     All three are 0 unless the document has every term of the tuple, which is what makes a
     pseudo-term an AND. ``base`` holds ordinary term weights added on top (zeros by
     default; negative after a negation).
+
+    ``top_k`` is the number of top terms each atom contributed and ``truncated`` says
+    whether that is fewer than asked for, because ``top_k ** n_atoms`` would have exceeded
+    :data:`MAX_PSEUDO_TERMS` (see :func:`combined_pseudo_terms`); :meth:`info` reports both.
     """
 
     terms: np.ndarray  # (m, n) int64 vocabulary ids
     weights: np.ndarray  # (m,) float32
     base: np.ndarray  # (vocab,) float32
     doc_weight: DocWeight = "geometric"
+    top_k: int | None = None
+    truncated: bool = False
     support: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -203,6 +216,21 @@ class PseudoTermQuery:
     def vocab_size(self) -> int:
         return int(self.base.shape[0])
 
+    @property
+    def terms_used(self) -> int:
+        """Number of pseudo-terms (tuples) in the query."""
+        return int(self.terms.shape[0])
+
+    def info(self) -> dict[str, Any]:
+        """What the intersection kept, for a hit's logic explanation."""
+        return {
+            "pseudo_terms": self.terms_used,
+            "atoms": int(self.terms.shape[1]),
+            "top_k_per_atom": self.top_k,
+            "truncated": bool(self.truncated),
+            "max_pseudo_terms": MAX_PSEUDO_TERMS,
+        }
+
 
 def _top_terms(vec: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     positive = np.flatnonzero(vec > 0)
@@ -218,6 +246,7 @@ def combined_pseudo_terms(
     top_k: int = 5,
     doc_weight: DocWeight = "geometric",
     include_atoms: bool = False,
+    max_terms: int = MAX_PSEUDO_TERMS,
 ) -> PseudoTermQuery:
     """A ∩ B (∩ C ...): Combined Pseudo-Terms.
 
@@ -228,20 +257,45 @@ def combined_pseudo_terms(
     contain all its terms (see :class:`PseudoTermQuery` for the document side), so the
     score rewards co-occurrence instead of a high weight on either atom alone.
 
+    The outer product has ``top_k ** n`` tuples, which a long query ("A and B and ... and
+    H") would blow up; at most ``max_terms`` are built: each atom then contributes
+    ``floor(max_terms ** (1/n))`` top terms (at least 1), and the result is marked
+    ``truncated``.
+
     ``include_atoms=True`` also adds the atoms' summed vectors as ordinary terms (``base``),
     which breaks ties among documents that match no pseudo-term.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if max_terms < 1:
+        raise ValueError(f"max_terms must be >= 1, got {max_terms}")
     vecs = _vectors(vectors, 2, "combined_pseudo_terms")
-    tops = [_top_terms(v, top_k) for v in vecs]
-    grids_ids = np.meshgrid(*[ids for ids, _ in tops], indexing="ij")
-    grids_w = np.meshgrid(*[w.astype(np.float64) for _, w in tops], indexing="ij")
-    terms = np.stack([g.ravel() for g in grids_ids], axis=1)
-    log_w = sum(np.log(g.ravel()) for g in grids_w) / len(vecs)
-    weights = np.exp(log_w).astype(np.float32)
+    n = len(vecs)
+    per_atom = top_k
+    while per_atom > 1 and per_atom**n > max_terms:
+        per_atom -= 1
+    full = [_top_terms(v, top_k) for v in vecs]  # heaviest first, so a prefix is a top
+    tops = [(ids[:per_atom], w[:per_atom]) for ids, w in full]
+    truncated = any(len(ids) > per_atom for ids, _ in full)
+    # Cartesian product built column by column: no n-dimensional grids (numpy allows 64).
+    terms = np.zeros((1, 0), dtype=np.int64)
+    log_w = np.zeros(1, dtype=np.float64)
+    for ids, w in tops:
+        m = terms.shape[0]
+        terms = np.concatenate(
+            [np.repeat(terms, len(ids), axis=0), np.tile(ids.astype(np.int64), m)[:, None]], axis=1
+        )
+        log_w = np.repeat(log_w, len(ids)) + np.tile(np.log(w.astype(np.float64)), m)
+    weights = np.exp(log_w / n).astype(np.float32)
     base = np.sum(vecs, axis=0) if include_atoms else np.zeros_like(vecs[0])
-    return PseudoTermQuery(terms=terms, weights=weights, base=base, doc_weight=doc_weight)
+    return PseudoTermQuery(
+        terms=terms,
+        weights=weights,
+        base=base,
+        doc_weight=doc_weight,
+        top_k=per_atom,
+        truncated=bool(truncated),
+    )
 
 
 def _negate_pseudo_terms(query: PseudoTermQuery, negated: Sequence[Any]) -> PseudoTermQuery:
@@ -253,7 +307,12 @@ def _negate_pseudo_terms(query: PseudoTermQuery, negated: Sequence[Any]) -> Pseu
     in_a[query.support] = 1.0
     base = (query.base - (b - in_a * b)).astype(np.float32)
     return PseudoTermQuery(
-        terms=query.terms, weights=query.weights, base=base, doc_weight=query.doc_weight
+        terms=query.terms,
+        weights=query.weights,
+        base=base,
+        doc_weight=query.doc_weight,
+        top_k=query.top_k,
+        truncated=query.truncated,
     )
 
 
@@ -288,9 +347,10 @@ def _pseudo_term_scores(query: PseudoTermQuery, postings: sp.csr_matrix) -> np.n
     if cols.nnz and cols.data.min() < 0:
         raise ValueError("pseudo-term scoring needs non-negative document term weights")
     weights = query.weights.astype(np.float64)
-    n = query.terms.shape[1]
-    for start in range(0, cols.shape[0], _DOC_BLOCK):
-        block = cols[start : start + _DOC_BLOCK].toarray().astype(np.float64)
+    m, n = query.terms.shape
+    rows = max(1, min(_DOC_BLOCK, _BLOCK_FLOATS // max(m * n, 1)))
+    for start in range(0, cols.shape[0], rows):
+        block = cols[start : start + rows].toarray().astype(np.float64)
         per_term = block[:, local]  # (block, m, n)
         if query.doc_weight == "min":
             doc_w = per_term.min(axis=2)
@@ -309,8 +369,11 @@ def search_pseudo_terms(
     pseudo-term queries; same output convention as ``InvertedIndex.search``."""
     from logic_rag.index.inverted import top_k
 
+    if isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    k = int(min(k, len(index)))  # capped before anything of size k is allocated
     postings = index.postings
-    if not queries:
-        return np.zeros((0, k), np.float32), np.zeros((0, k), np.int64)
+    if not queries or k == 0:
+        return np.zeros((len(queries), k), np.float32), np.zeros((len(queries), k), np.int64)
     scores = np.vstack([_pseudo_term_scores(q, postings) for q in queries])
     return top_k(scores, k)

@@ -9,12 +9,17 @@ length before batching (less padding), and shows a progress bar on long inputs.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import pickle
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from logic_rag.encoders.dtype import DType, choose_dtype
+from logic_rag.errors import LogicRagError
 from logic_rag.models import DEFAULT_DENSE_MODEL, ResolvedModel, resolve_model
 
 if TYPE_CHECKING:
@@ -22,14 +27,37 @@ if TYPE_CHECKING:
 
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["DenseEncoder", "check_texts"]
+__all__ = ["DenseEncoder", "ModelLoadError", "check_texts", "check_unicode"]
 
 #: Inputs at least this long get a progress bar unless the caller says otherwise.
 _PROGRESS_THRESHOLD = 2048
+#: Padded token positions per forward pass: 4,096 keeps MiniLM's attention maps near
+#: 50 MB for 256-token texts; short texts still go 64 (``batch_size``) at a time.
+_BATCH_TOKENS = 4096
+
+
+class ModelLoadError(LogicRagError, ValueError):
+    """A model folder could not be loaded (unreadable files, refused pickle, bad config)."""
+
+
+def check_unicode(text: str, what: str) -> str:
+    """``text`` if it is valid Unicode; a lone surrogate (``"\\ud800"``) raises ValueError.
+
+    Lone surrogates come from JSON escapes such as ``"\\ud800"`` or from command-line
+    bytes that are not UTF-8; tokenizers cannot encode them.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} is not valid Unicode: it holds {text[exc.start]!r} (a lone surrogate, "
+            f"from invalid UTF-8 or a broken \\u escape) at character {exc.start}"
+        ) from None
+    return text
 
 
 def check_texts(texts: Sequence[str] | str, what: str = "query") -> list[str]:
-    """Validate texts: a list of non-empty strings (a single string is wrapped)."""
+    """Validate texts: a list of non-empty, valid-Unicode strings (a single string is wrapped)."""
     if isinstance(texts, str):
         texts = [texts]
     out = list(texts)
@@ -38,7 +66,51 @@ def check_texts(texts: Sequence[str] | str, what: str = "query") -> list[str]:
             raise TypeError(f"{what} {i} is {type(text).__name__}, expected str")
         if not text.strip():
             raise ValueError(f"{what} {i} is empty or whitespace; pass text with at least one word")
+        check_unicode(text, f"{what} {i}")
     return out
+
+
+def _token_lengths(model: Any, texts: list[str]) -> list[int]:
+    """Tokens per text after truncation; character counts if there is no tokenizer."""
+    tokenizer = getattr(model, "tokenizer", None)
+    limit = getattr(model, "max_seq_length", None) or 512
+    if tokenizer is None or not texts:
+        return [min(len(t) // 4 + 2, limit) for t in texts]
+    ids = tokenizer(texts, truncation=True, max_length=limit)["input_ids"]
+    return [len(row) for row in ids]
+
+
+def _token_batches(lengths: Sequence[int], max_texts: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` batches of texts sorted longest first: at most ``max_texts`` texts
+    and :data:`_BATCH_TOKENS` padded tokens each (at least one text)."""
+    batches = []
+    start = 0
+    while start < len(lengths):
+        size = max(1, min(max_texts, _BATCH_TOKENS // max(lengths[start], 1)))
+        batches.append((start, min(start + size, len(lengths))))
+        start += size
+    return batches
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _pooling_mode(config: Any) -> str | None:
+    """The pooling of a sentence-transformers Pooling config, e.g. ``"mean"`` or ``"cls"``."""
+    if not isinstance(config, dict):
+        return None
+    if isinstance(config.get("pooling_mode"), str):
+        return config["pooling_mode"]
+    modes = sorted(
+        key.removeprefix("pooling_mode_").removesuffix("_token").removesuffix("_tokens")
+        for key, value in config.items()
+        if key.startswith("pooling_mode_") and value is True
+    )
+    return "+".join(modes) or None
 
 
 class DenseEncoder:
@@ -96,19 +168,90 @@ class DenseEncoder:
         return self.resolved.fingerprint
 
     @property
+    def config(self) -> dict[str, Any]:
+        """What besides the weights decides the embeddings, read from the model folder.
+
+        Modules (e.g. Transformer, Pooling, Normalize), pooling mode, maximum sequence
+        length, lower-casing, the effective query and document prompts, and whether
+        embeddings are L2-normalised. Recorded in index manifests next to the weights
+        hash: two folders with the same weights but CLS pooling or a query prompt embed
+        differently, and are refused as query encoders of each other's indexes.
+        """
+        root = Path(self.resolved.path)
+        modules = _read_json(root / "modules.json")
+        names: list[str] | None = None
+        pooling = None
+        if isinstance(modules, list):
+            names = []
+            for module in modules:
+                if not isinstance(module, dict):
+                    continue
+                kind = str(module.get("type", "")).rsplit(".", 1)[-1]
+                names.append(kind)
+                if kind == "Pooling" and isinstance(module.get("path"), str):
+                    pooling = _pooling_mode(_read_json(root / module["path"] / "config.json"))
+        bert = _read_json(root / "sentence_bert_config.json")
+        bert = bert if isinstance(bert, dict) else {}
+        st = _read_json(root / "config_sentence_transformers.json")
+        st = st if isinstance(st, dict) else {}
+        prompts = st.get("prompts") if isinstance(st.get("prompts"), dict) else {}
+        default = st.get("default_prompt_name")
+
+        def effective(explicit: str | None, key: str) -> str:
+            if explicit is not None:
+                return explicit
+            if isinstance(prompts.get(key), str):
+                return prompts[key]
+            if isinstance(default, str) and isinstance(prompts.get(default), str):
+                return prompts[default]
+            return ""
+
+        max_len = (
+            self._max_seq_length if self._max_seq_length is not None else bert.get("max_seq_length")
+        )
+        return {
+            "modules": names,
+            "pooling": pooling,
+            "max_seq_length": max_len,
+            "do_lower_case": bool(bert.get("do_lower_case", False)),
+            "query_prompt": effective(self._query_prompt, "query"),
+            "document_prompt": effective(self._document_prompt, "document"),
+            "normalize": bool(self.normalize),
+        }
+
+    @property
+    def config_fingerprint(self) -> str:
+        """SHA-256 of :attr:`config` (canonical JSON)."""
+        blob = json.dumps(self.config, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
     def model(self) -> SentenceTransformer:
-        """The underlying ``SentenceTransformer``, loaded on first use."""
+        """The underlying ``SentenceTransformer``, loaded on first use.
+
+        A folder that cannot be loaded (a pickled checkpoint that torch refuses to
+        unpickle, a broken config) raises :class:`ModelLoadError`; pickles are never
+        loaded, and ``trust_remote_code`` stays off unless asked for.
+        """
         if self._model is None:
             import torch
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(
-                str(self.resolved.path),
-                device=self._device,
-                trust_remote_code=self._trust_remote_code,
-                local_files_only=True,
-                model_kwargs={"dtype": getattr(torch, self.dtype)},
-            )
+            try:
+                self._model = SentenceTransformer(
+                    str(self.resolved.path),
+                    device=self._device,
+                    trust_remote_code=self._trust_remote_code,
+                    local_files_only=True,
+                    model_kwargs={"dtype": getattr(torch, self.dtype)},
+                )
+            except (pickle.UnpicklingError, OSError, ValueError, RuntimeError, KeyError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                raise ModelLoadError(
+                    f"cannot load the model in {self.resolved.path} ({type(exc).__name__}: "
+                    f"{first}); use a folder with safetensors weights written by "
+                    f"sentence-transformers"
+                ) from None
             if self._max_seq_length is not None:
                 self._model.max_seq_length = self._max_seq_length
         return self._model
@@ -133,17 +276,38 @@ class DenseEncoder:
     def _encode(
         self, texts: list[str], prompt: dict[str, Any], progress: bool | None
     ) -> np.ndarray:
+        """Embed in batches of similar length, each at most ``batch_size`` texts and
+        :data:`_BATCH_TOKENS` padded tokens (a long text among short ones, such as a long
+        query with its many atoms, would otherwise pad the whole batch: attention memory
+        grows with batch x length^2)."""
         if progress is None:
             progress = len(texts) >= _PROGRESS_THRESHOLD
-        embeddings = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=self.normalize,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-            **prompt,
-        )
-        out = np.ascontiguousarray(embeddings, dtype=np.float32)
+        model = self.model
+        lengths = _token_lengths(model, texts)
+        order = np.argsort([-n for n in lengths], kind="stable")
+        batches: Any = _token_batches([lengths[i] for i in order], self.batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            batches = tqdm(batches, desc="Batches", unit="batch")
+        out: np.ndarray | None = None
+        for start, stop in batches:
+            rows = order[start:stop]
+            embeddings = model.encode(
+                [texts[i] for i in rows],
+                batch_size=len(rows),
+                normalize_embeddings=self.normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+                **prompt,
+            )
+            if out is None:
+                out = np.empty((len(texts), embeddings.shape[1]), dtype=np.float32)
+            out[rows] = embeddings
+        if out is None:  # no texts
+            return np.ascontiguousarray(
+                model.encode([], convert_to_numpy=True, **prompt), dtype=np.float32
+            )
         if self.normalize and self.dtype != "float32":
             # Normalised in bf16, norms are off by ~1e-3; redo it in float32 for cosine.
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
@@ -159,7 +323,12 @@ class DenseEncoder:
     def encode_documents(
         self, documents: Sequence[str], *, show_progress_bar: bool | None = None
     ) -> np.ndarray:
-        """Embed documents, shape ``(n, dimension)``; empty documents are allowed."""
+        """Embed documents, shape ``(n, dimension)``; empty documents are allowed.
+
+        A document that is not valid Unicode (a lone surrogate) raises ``ValueError``.
+        """
         texts = [d if isinstance(d, str) else str(d) for d in documents]
+        for i, text in enumerate(texts):
+            check_unicode(text, f"document {i}")
         prompt = self._prompt(self._document_prompt, "document")
         return self._encode(texts, prompt, show_progress_bar)

@@ -34,6 +34,9 @@ __all__ = ["SpladeEncoder"]
 
 # Inputs longer than this many texts get a progress bar when show_progress_bar is None.
 _PROGRESS_THRESHOLD = 256
+#: Padded token positions per forward pass (bounds the MLM head's batch x length x vocab
+#: logits: 2,048 positions are 250 MB at float32).
+_BATCH_TOKENS = 1024
 
 
 def _resolve_sparse_model(model: str | os.PathLike[str]) -> ResolvedModel:
@@ -163,20 +166,21 @@ class SpladeEncoder:
         if not texts:
             return sp.csr_matrix((0, vocab), dtype=np.float32)
         # Longest first: similar lengths share a batch, and a too-long input fails early.
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        starts = range(0, len(texts), self.batch_size)
+        lengths = self._token_lengths(texts)
+        order = np.argsort([-n for n in lengths], kind="stable")
+        batches = _token_batches([lengths[i] for i in order], self.batch_size, _BATCH_TOKENS)
         show = self.show_progress_bar if progress is None else progress
         if show is None:
             show = len(texts) > _PROGRESS_THRESHOLD
         if show:
             from tqdm.auto import tqdm
 
-            starts = tqdm(starts, desc="SPLADE encode", unit="batch")
+            batches = tqdm(batches, desc="SPLADE encode", unit="batch")
         encode = model.encode_query if query else model.encode_document
         blocks: list[sp.csr_matrix] = []
         with torch.inference_mode():
-            for start in starts:
-                batch = [texts[i] for i in order[start : start + self.batch_size]]
+            for start, stop in batches:
+                batch = [texts[i] for i in order[start:stop]]
                 out = encode(
                     batch,
                     batch_size=len(batch),
@@ -192,6 +196,12 @@ class SpladeEncoder:
         result = stacked[inverse]
         result.sort_indices()
         return sp.csr_matrix(result, dtype=np.float32)
+
+    def _token_lengths(self, texts: list[str]) -> list[int]:
+        """Tokens per text after truncation (what a batch is padded to)."""
+        tokenizer = self.model.tokenizer
+        ids = tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        return [len(row) for row in ids]
 
     # -- inspection --------------------------------------------------------------------
     def decode(self, row: Any, top_k: int | None = 20) -> list[tuple[str, float]]:
@@ -224,6 +234,26 @@ class SpladeEncoder:
             f"SpladeEncoder(model={self.name!r}, device={self.device!r}, "
             f"batch_size={self.batch_size}, max_length={self.max_length})"
         )
+
+
+def _token_batches(
+    lengths: Sequence[int], max_texts: int, max_tokens: int
+) -> list[tuple[int, int]]:
+    """``(start, stop)`` batches of texts sorted longest first.
+
+    A batch is padded to its first (longest) text, and the MLM head holds one float per
+    vocabulary entry for every padded position (30,522 x 4 bytes = 122 KB per token),
+    so a batch holds at most ``max_texts`` texts and ``max_tokens`` padded positions
+    (at least one text). Without the token bound, 32 texts of 256 tokens took 2.5 GB.
+    """
+    batches = []
+    start = 0
+    while start < len(lengths):
+        longest = max(lengths[start], 1)
+        size = max(1, min(max_texts, max_tokens // longest))
+        batches.append((start, min(start + size, len(lengths))))
+        start += size
+    return batches
 
 
 def _torch_sparse_to_csr(tensor: Any, shape: tuple[int, int]) -> sp.csr_matrix:

@@ -26,6 +26,17 @@ def _faiss() -> Any:
     return faiss
 
 
+def _kind_of(faiss: Any, raw: Any) -> str | None:
+    """The :data:`IndexKind` of a FAISS index object, or ``None`` for other types."""
+    if isinstance(raw, faiss.IndexFlat):
+        return "flat"
+    if isinstance(raw, faiss.IndexHNSWFlat):
+        return "hnsw"
+    if isinstance(raw, faiss.IndexIVFPQ):
+        return "ivfpq"
+    return None
+
+
 class DenseIndex:
     """A FAISS index over document embeddings; ids are row numbers in insertion order.
 
@@ -125,12 +136,14 @@ class DenseIndex:
         queries = self._check(queries, "query embeddings")
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
+        # Cap k at the corpus size before anything of size k is allocated.
+        k = int(min(k, max(self.ntotal, 1)))
         if self.ntotal == 0:
             return (
                 np.full((len(queries), k), -np.inf, dtype=np.float32),
                 np.full((len(queries), k), -1, dtype=np.int64),
             )
-        return self._index.search(queries, min(k, self.ntotal))
+        return self._index.search(queries, k)
 
     def vectors(self) -> np.ndarray:
         """All stored vectors as an ``(ntotal, dim)`` array, for re-scoring candidates.
@@ -161,14 +174,32 @@ class DenseIndex:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], kind: IndexKind = "flat") -> DenseIndex:
-        """Read an index written by :meth:`save`; unreadable files raise IndexCorruptError."""
+        """Read an index written by :meth:`save`; unreadable files raise IndexCorruptError.
+
+        The file must hold the index ``kind`` says and use the inner-product metric: an
+        L2 index would rank distances as similarities (smallest first would be best).
+        """
+        faiss = _faiss()
         try:
-            raw = _faiss().read_index(str(path))
+            raw = faiss.read_index(str(path))
         except RuntimeError as exc:
             raise IndexCorruptError(
                 f"{path}: FAISS cannot read this file ({str(exc).splitlines()[0][:200]}); "
                 f"rebuild the index with `logic-rag index`"
             ) from None
+        found = _kind_of(faiss, raw)
+        if found != kind:
+            raise IndexCorruptError(
+                f"{path} holds a FAISS {type(raw).__name__} ({found or 'unsupported'}) but the "
+                f"manifest says index kind {kind!r}; rebuild the index with `logic-rag index`"
+            )
+        if raw.metric_type != faiss.METRIC_INNER_PRODUCT:
+            name = "L2" if raw.metric_type == faiss.METRIC_L2 else str(raw.metric_type)
+            raise IndexCorruptError(
+                f"{path} uses the {name} metric; logic-rag indexes rank by inner product "
+                f"(cosine), so distances would be read as similarities. Rebuild the index "
+                f"with `logic-rag index`"
+            )
         index = cls.__new__(cls)
         index.dim = int(raw.d)
         index.kind = kind

@@ -65,19 +65,19 @@ def as_query_matrix(queries: Any, vocab_size: int) -> sp.csr_matrix:
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise top-``k`` of a dense ``(n_queries, n_docs)`` score array.
 
-    Returns ``(scores, ids)`` of shape ``(n_queries, k)``, best first; ties go to the lower
-    id. When ``k > n_docs`` the tail is padded with score ``-inf`` and id ``-1`` (the FAISS
-    convention), so the shape is always ``(n_queries, k)``.
+    Returns ``(scores, ids)`` of shape ``(n_queries, min(k, n_docs))``, best first; ties go
+    to the lower id. ``k`` is capped at ``n_docs`` before anything is allocated, so a huge
+    ``k`` costs nothing (it used to be padded with ``-inf`` / ``-1`` up to ``k``).
     """
-    if k < 1:
+    if isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     scores = np.asarray(scores, dtype=np.float32)
     if scores.ndim != 2:
         raise ValueError(f"scores must be 2-D (queries x docs), got shape {scores.shape}")
     n_q, n_docs = scores.shape
-    out_scores = np.full((n_q, k), -np.inf, dtype=np.float32)
-    out_ids = np.full((n_q, k), -1, dtype=np.int64)
-    kk = min(k, n_docs)
+    kk = int(min(k, n_docs))
+    out_scores = np.full((n_q, kk), -np.inf, dtype=np.float32)
+    out_ids = np.full((n_q, kk), -1, dtype=np.int64)
     if kk == 0:
         return out_scores, out_ids
     for row in range(n_q):
@@ -162,12 +162,17 @@ class InvertedIndex:
     def search(self, query_matrix: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-``k`` documents by dot product for each query row.
 
-        Query weights may be negative. Returns ``(scores, ids)``, each ``(n_queries, k)``,
-        best first, ties to the lower id, padded with ``-inf`` / ``-1`` past ``len(self)``.
+        Query weights may be negative. Returns ``(scores, ids)``, each
+        ``(n_queries, min(k, len(self)))``, best first, ties to the lower id. ``k`` is
+        capped at the corpus size before anything is allocated.
         """
         queries = as_query_matrix(query_matrix, self.vocab_size)
-        if k < 1:
+        if isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
+        k = int(min(k, len(self)))
+        if k == 0:
+            n_q = queries.shape[0]
+            return np.zeros((n_q, 0), np.float32), np.zeros((n_q, 0), np.int64)
         postings = self.postings  # (vocab, n_docs)
         n_docs = postings.shape[1]
         step = max(1, _SCORE_BLOCK // max(n_docs, 1))

@@ -1,36 +1,267 @@
 """Index folders: a manifest, checksummed files, atomic replacement, no pickle.
 
 An index folder holds the FAISS file, the documents as JSONL and ``manifest.json``
-(model name and weights hash, dimension, normalisation, document count, SHA-256 of every
-file). The whole folder is built in a temporary sibling and swapped in with renames, so
-an interrupted ``save`` leaves the previous index intact. Loading verifies every
-checksum before anything is parsed.
+(format marker and version, model name and fingerprints, dimension, normalisation,
+document count, SHA-256 of every file). The whole folder is built in a temporary sibling
+``.OUT.tmp-PID-XXXX`` and swapped in with two renames (the old index goes to
+``.OUT.old-PID`` for a moment), so an interrupted ``save`` leaves the previous index
+intact; the leftovers of a killed run are cleaned, or the old index put back, by the next
+run (:func:`recover_leftovers`).
+
+Safety rules of the format (version 2):
+
+- only this module's own folders are ever replaced: a folder is recognised as an index
+  by its format marker and by holding nothing but the manifest and the files it lists;
+- every name in the manifest is a plain relative name inside the folder (no absolute
+  paths, no ``..``, no symbolic links), the checksum table is never empty, and every file
+  a loader opens must be listed there (:func:`listed_file`);
+- loading verifies every checksum before anything is parsed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
+import stat
 import tempfile
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from logic_rag.atomic import atomic_write_json, make_public_dir
 from logic_rag.errors import IndexCorruptError
 
-__all__ = ["MANIFEST_NAME", "FORMAT_VERSION", "file_sha256", "write_folder", "read_manifest"]
+__all__ = [
+    "MANIFEST_NAME",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "file_sha256",
+    "check_name",
+    "is_index_folder",
+    "check_out_dir",
+    "recover_leftovers",
+    "write_folder",
+    "read_manifest",
+    "listed_file",
+]
+
+log = logging.getLogger(__name__)
 
 MANIFEST_NAME = "manifest.json"
-FORMAT_VERSION = 1
+#: The format marker: a manifest without it is not ours (browser extensions, npm, ...).
+FORMAT_NAME = "logic-rag/index"
+#: Version 2: format marker, plain names only, every file listed (1 left files unlisted).
+FORMAT_VERSION = 2
+_RESERVED = ("format", "format_version", "files")
+# One path component of a listed file: letters, digits, '_', '-', '.', not starting with '.'.
+_COMPONENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+# Leftovers of write_folder next to OUT: ".OUT.tmp-PID-XXXX", ".OUT.old-PID", and the
+# temporary folders of logic-rag < 0.2 (".OUT.XXXXXXXX.tmp", made by tempfile.mkdtemp).
+_TMP = re.compile(r"tmp-(\d+)-[A-Za-z0-9_]+")
+_LEGACY_TMP = re.compile(r"[a-z0-9_]{8}\.tmp")
+_OLD = re.compile(r"old-(\d+)")
+# Version-1 indexes wrote the SPLADE index's own manifest without listing it.
+_LEGACY_UNLISTED = {"sparse/inverted.json"}
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a file's bytes."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def check_name(name: object) -> str:
+    """``name`` if it is a plain relative file name inside a folder, else ``ValueError``.
+
+    Plain: POSIX-style components of letters, digits, ``_``, ``-`` and ``.``, none
+    starting with a dot, so no absolute path, no ``..``, no hidden file, no backslash.
+    """
+    if not isinstance(name, str) or not name or len(name) > 512:
+        raise ValueError(f"{name!r} is not a plain file name")
+    parts = name.split("/")
+    if any(not _COMPONENT.fullmatch(part) for part in parts) or len(parts) > 4:
+        raise ValueError(f"{name!r} is not a plain file name inside the index folder")
+    return name
+
+
+# ----------------------------------------------------------------------------- recognition
+def _load_manifest_json(path: Path) -> Any:
+    """The parsed manifest, or ``None`` when it is not a readable regular file of JSON."""
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _folder_entries(folder: Path) -> set[str]:
+    """Every entry under ``folder`` as a relative POSIX path (folders too, no following)."""
+    found: set[str] = set()
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        rel = Path(root).relative_to(folder)
+        for name in dirs + files:
+            found.add((rel / name).as_posix())
+    return found
+
+
+def _ours(folder: Path) -> tuple[bool, str]:
+    """Whether ``folder`` is a logic-rag index (and nothing else), with the reason if not."""
+    manifest = _load_manifest_json(folder / MANIFEST_NAME)
+    if not isinstance(manifest, dict):
+        return False, f"its {MANIFEST_NAME} is not a logic-rag index manifest"
+    version = manifest.get("format_version")
+    files = manifest.get("files")
+    marked = manifest.get("format") == FORMAT_NAME
+    legacy = (
+        version == 1
+        and "documents_file" in manifest
+        and "model" in manifest
+        and "dimension" in manifest
+    )
+    if not (marked or legacy) or not isinstance(files, dict) or not files:
+        return False, f"its {MANIFEST_NAME} is not a logic-rag index manifest"
+    allowed = {MANIFEST_NAME}
+    for name in files:
+        try:
+            check_name(name)
+        except ValueError:
+            return False, f"its {MANIFEST_NAME} lists {name!r}, which is not a plain name"
+        parts = PurePosixPath(name).parts
+        allowed.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    if legacy:
+        allowed |= _LEGACY_UNLISTED
+    extra = sorted(_folder_entries(folder) - allowed)
+    if extra:
+        shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
+        return False, f"it holds files that are not part of an index ({shown})"
+    for name in allowed - {MANIFEST_NAME}:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK((folder / name).lstat().st_mode):
+                return False, f"{name} is a symbolic link"
+    return True, ""
+
+
+def is_index_folder(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a folder written by :func:`write_folder` and holds nothing else."""
+    folder = Path(path)
+    return folder.is_dir() and not folder.is_symlink() and _ours(folder)[0]
+
+
+def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
+    """Refuse an output folder that exists and is not a logic-rag index; call it early.
+
+    Cleans (or recovers) the leftovers of an interrupted earlier write first. Returns the
+    absolute path. ``FileExistsError`` names what is in the way; nothing is changed then.
+    """
+    out = Path(out_dir).absolute()
+    recover_leftovers(out)
+    if not out.exists() and not out.is_symlink():
+        return out
+    if out.is_symlink() or not out.is_dir():
+        kind = "a symbolic link" if out.is_symlink() else "a file"
+        raise FileExistsError(
+            f"{out} exists and is {kind}, not a logic-rag index folder; choose another --out "
+            f"or remove it yourself"
+        )
+    if not any(out.iterdir()):
+        return out
+    ok, why = _ours(out)
+    if not ok:
+        raise FileExistsError(
+            f"{out} exists and is not a logic-rag index folder ({why}); choose another --out "
+            f"or remove it yourself"
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------ leftovers
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def recover_leftovers(out_dir: str | os.PathLike[str]) -> list[str]:
+    """Clean up after a :func:`write_folder` that was killed; returns what was done.
+
+    - ``.OUT.tmp-PID-*`` (a half-written index) of a process that is gone: removed;
+    - ``.OUT.old-PID`` (the previous index, moved aside just before the swap) of a
+      process that is gone: put back as ``OUT`` when ``OUT`` is missing (the kill came
+      between the two renames), removed when ``OUT`` is there (the kill came after).
+
+    Folders of processes that are still running are left alone. Each action is logged
+    as a warning (printed on stderr by the command line) and returned.
+    """
+    out = Path(out_dir).absolute()
+    parent = out.parent
+    prefix = f".{out.name}."
+    done: list[str] = []
+    try:
+        siblings = sorted(p for p in parent.iterdir() if p.name.startswith(prefix))
+    except OSError:
+        return done
+    olds = []
+    for entry in siblings:
+        rest = entry.name[len(prefix) :]
+        tmp = _TMP.fullmatch(rest)
+        if tmp or _LEGACY_TMP.fullmatch(rest):
+            if tmp and _alive(int(tmp.group(1))):
+                continue
+            _remove(entry)
+            done.append(f"removed {entry}, an unfinished index left by an interrupted run")
+            continue
+        old = _OLD.fullmatch(rest)
+        if old and not _alive(int(old.group(1))):
+            olds.append(entry)
+    for entry in olds:
+        if not out.exists() and not out.is_symlink() and is_index_folder(entry):
+            os.replace(entry, out)
+            done.append(
+                f"recovered the index {out} from {entry} (a run was interrupted while replacing it)"
+            )
+        elif out.exists():
+            _remove(entry)
+            done.append(f"removed {entry}, a previous index left by an interrupted run")
+    for message in done:
+        log.warning("logic-rag: %s", message)
+    return done
+
+
+# ---------------------------------------------------------------------------------- write
+def _listed_files(tmp: Path) -> Iterable[tuple[str, Path]]:
+    for root, dirs, files in os.walk(tmp, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(root) / name
+            rel = path.relative_to(tmp).as_posix()
+            if rel == MANIFEST_NAME:
+                continue
+            if path.is_symlink() or not path.is_file():
+                raise IndexCorruptError(f"index writer produced {rel}, which is not a plain file")
+            yield check_name(rel), path
 
 
 def write_folder(
@@ -41,29 +272,31 @@ def write_folder(
     """Write an index folder atomically.
 
     ``writers`` maps each file name to a function that writes that file at the path it is
-    given. Their checksums are added to ``manifest["files"]``. An existing ``out_dir`` is
-    replaced only if it is an index folder (holds a manifest) or is empty, so a typo never
+    given. Every file they leave in the folder is listed in ``manifest["files"]`` with its
+    checksum. An existing ``out_dir`` is replaced only if it is a logic-rag index folder
+    holding nothing else (see :func:`check_out_dir`) or an empty folder, so a typo never
     deletes a user's data.
     """
-    out = Path(out_dir).resolve()
-    if out.exists() and (
-        not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST_NAME).exists())
-    ):
-        raise FileExistsError(
-            f"{out} exists and is not a logic-rag index folder; choose another --out or "
-            f"remove it yourself"
-        )
+    for name in writers:
+        check_name(name)
+    out = check_out_dir(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     try:
         make_public_dir(tmp)
-        files: dict[str, dict[str, Any]] = {}
         for name, write in writers.items():
             path = tmp / name
+            path.parent.mkdir(parents=True, exist_ok=True)
             write(path)
-            files[name] = {"sha256": file_sha256(path), "bytes": path.stat().st_size}
-        manifest = {"format_version": FORMAT_VERSION, **manifest, "files": files}
-        atomic_write_json(tmp / MANIFEST_NAME, manifest)
+        files = {
+            name: {"sha256": file_sha256(path), "bytes": path.stat().st_size}
+            for name, path in _listed_files(tmp)
+        }
+        if not files:
+            raise ValueError("an index folder needs at least one file")
+        body = {k: v for k, v in manifest.items() if k not in _RESERVED}
+        full = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **body, "files": files}
+        atomic_write_json(tmp / MANIFEST_NAME, full)
         old = None
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
@@ -77,14 +310,43 @@ def write_folder(
     return out
 
 
+# ----------------------------------------------------------------------------------- read
+def _inside(folder: Path, name: str) -> Path:
+    """``folder / name``, refusing symbolic links and anything that resolves elsewhere."""
+    path = folder / name
+    root = folder.resolve()
+    current = folder
+    for part in PurePosixPath(name).parts:
+        current = current / part
+        try:
+            if stat.S_ISLNK(current.lstat().st_mode):
+                raise IndexCorruptError(
+                    f"{current} is a symbolic link; an index folder holds plain files only"
+                )
+        except FileNotFoundError:
+            break
+    if not path.resolve().is_relative_to(root):
+        raise IndexCorruptError(f"{path} lies outside the index folder {folder}")
+    return path
+
+
 def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dict[str, Any]:
-    """Read and check an index folder's manifest; with ``verify`` also every checksum."""
+    """Read and check an index folder's manifest; with ``verify`` also every checksum.
+
+    The file table must be non-empty and name plain files inside ``folder``; with
+    ``verify=False`` (trusted, huge folders) sizes and checksums are not compared, the
+    names still are.
+    """
     folder = Path(folder)
+    if not folder.exists():
+        recover_leftovers(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such index folder; build one with `logic-rag index`")
     path = folder / MANIFEST_NAME
     if not path.is_file():
         raise IndexCorruptError(f"{folder} has no {MANIFEST_NAME}; it is not a logic-rag index")
+    if path.is_symlink():
+        raise IndexCorruptError(f"{path} is a symbolic link; an index folder holds plain files")
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -97,15 +359,62 @@ def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dic
             f"{path} has format version {version!r}; this logic-rag reads version "
             f"{FORMAT_VERSION}. Rebuild the index with this version."
         )
-    for name, meta in manifest["files"].items():
-        file = folder / name
+    if manifest.get("format") != FORMAT_NAME:
+        raise IndexCorruptError(
+            f"{path} lacks the format marker {FORMAT_NAME!r}; it is not a logic-rag index"
+        )
+    files = manifest["files"]
+    if not files:
+        raise IndexCorruptError(f"{path} has an empty 'files' table; rebuild the index")
+    for name, meta in files.items():
+        try:
+            check_name(name)
+        except ValueError:
+            raise IndexCorruptError(
+                f"{path} lists the file {name!r}, which is not a plain name inside the index "
+                f"folder; the manifest was tampered with, rebuild the index"
+            ) from None
+        if (
+            not isinstance(meta, dict)
+            or not isinstance(meta.get("sha256"), str)
+            or not _SHA256.fullmatch(meta["sha256"])
+            or not isinstance(meta.get("bytes"), int)
+            or isinstance(meta.get("bytes"), bool)
+        ):
+            raise IndexCorruptError(
+                f"{path}: the entry for {name!r} needs 'sha256' (64 hex digits) and 'bytes'; "
+                f"rebuild the index"
+            )
+        file = _inside(folder, name)
         if not file.is_file():
             raise IndexCorruptError(f"{file} is missing; the index is incomplete, rebuild it")
         if verify:
             size = file.stat().st_size
-            if size != meta.get("bytes") or file_sha256(file) != meta.get("sha256"):
+            if size != meta["bytes"] or file_sha256(file) != meta["sha256"]:
                 raise IndexCorruptError(
                     f"{file} does not match the checksum recorded in {MANIFEST_NAME} (the "
                     f"file is corrupt or was modified); rebuild the index with `logic-rag index`"
                 )
     return manifest
+
+
+def listed_file(folder: str | os.PathLike[str], manifest: Mapping[str, Any], name: Any) -> Path:
+    """The path of ``name`` in ``folder``, only if it is a plain name in the checksum table.
+
+    Loaders call this for every file they open, so an unlisted (unchecked) file is never
+    read, and a name from the manifest can never point outside the folder.
+    """
+    folder = Path(folder)
+    try:
+        check_name(name)
+    except ValueError:
+        raise IndexCorruptError(
+            f"{folder / MANIFEST_NAME} names the file {name!r}, which is not a plain name "
+            f"inside the index folder; rebuild the index"
+        ) from None
+    if name not in manifest.get("files", {}):
+        raise IndexCorruptError(
+            f"{folder / name} is not in the checksum table of {folder / MANIFEST_NAME}; "
+            f"rebuild the index"
+        )
+    return _inside(folder, name)

@@ -182,15 +182,16 @@ class RuleDecomposer:
             return Decomposition(Atom(original), 0.2, self.source)
 
         parts = self._split_negation(body, state)
-        positive_text, negatives = parts[0], parts[1:]
-        resumed = []
+        positive_text, negatives, cancelled = _cancel_double_negation(parts)
+        resumed = list(cancelled)  # "not not X" is X: a positive clause
         for i, (marker, seg) in enumerate(negatives):
             head, *rest = _RESUME.split(seg, maxsplit=1)
             if rest:
                 negatives[i] = (marker, _clean(head))
                 resumed.append(_clean(rest[0]))
         if resumed:  # join as conjunctive clauses: "A that are also C"
-            positive_text = ("", " that are also ".join([positive_text[1], *resumed]))
+            joined = [t for t in (positive_text[1], *resumed) if t]
+            positive_text = ("", " that are also ".join(joined))
         clauses = self._split_clauses(positive_text, state)
         pos_lists = [self._split_list(c, state) for c in clauses]
         neg_lists = [
@@ -403,6 +404,32 @@ def _clean(text: str) -> str:
     while text.endswith("?") or (text.endswith(".") and not _ABBREVIATION.search(text)):
         text = text[:-1].rstrip(" ,;:?")
     return text.lstrip(" ,;:.!?")
+
+
+def _cancel_double_negation(
+    parts: list[tuple[str, str]],
+) -> tuple[tuple[str, str], list[tuple[str, str]], list[str]]:
+    """Stacked negation markers ("not not X", "that are not not X") cancel in pairs.
+
+    ``parts`` is :meth:`RuleDecomposer._split_negation`'s output: a marker followed by an
+    empty segment is stacked onto the next marker. An odd stack is one negation (the
+    first marker is kept); an even stack cancels and its segment is returned as a
+    positive clause. Returns (positive part, negated parts, cancelled segments).
+    """
+    negatives: list[tuple[str, str]] = []
+    cancelled: list[str] = []
+    stack: list[str] = []
+    rest = parts[1:]
+    for i, (marker, seg) in enumerate(rest):
+        stack.append(marker)
+        if not seg and i + 1 < len(rest):
+            continue
+        if len(stack) % 2:
+            negatives.append((stack[0], seg))
+        elif seg:
+            cancelled.append(seg)
+        stack = []
+    return parts[0], negatives, cancelled
 
 
 def _make(kind: type[And] | type[Or], nodes: list[LogicalQuery]) -> LogicalQuery:

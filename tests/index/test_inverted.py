@@ -34,9 +34,10 @@ def _random_queries(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _brute_force(docs: sp.csr_matrix, queries: np.ndarray, k: int):
-    """Reference: full dense scores, stable sort by (-score, id), pad to k."""
+    """Reference: full dense scores, stable sort by (-score, id), k capped at n_docs."""
     scores = queries.astype(np.float64) @ docs.toarray().astype(np.float64).T
     n_docs = scores.shape[1]
+    k = min(k, n_docs)
     ids = np.full((len(queries), k), -1)
     vals = np.full((len(queries), k), -np.inf)
     for r, s in enumerate(scores):
@@ -46,7 +47,7 @@ def _brute_force(docs: sp.csr_matrix, queries: np.ndarray, k: int):
     return vals, ids
 
 
-@pytest.mark.parametrize("k", [1, 7, 60, 250])  # 250 > n_docs: padding
+@pytest.mark.parametrize("k", [1, 7, 60, 250])  # 250 > n_docs: capped at n_docs
 def test_search_matches_brute_force_with_negative_weights(k: int) -> None:
     rng = np.random.default_rng(k)
     docs = _random_docs(rng, 200)
@@ -56,7 +57,7 @@ def test_search_matches_brute_force_with_negative_weights(k: int) -> None:
     index.add(docs)
     scores, ids = index.search(sp.csr_matrix(queries), k)
     ref_scores, ref_ids = _brute_force(docs, queries, k)
-    assert scores.shape == ids.shape == (9, k)
+    assert scores.shape == ids.shape == (9, min(k, 200))
     np.testing.assert_array_equal(ids, ref_ids)
     np.testing.assert_allclose(scores, ref_scores)
 
@@ -98,11 +99,10 @@ def test_incremental_add_equals_single_add_and_returns_ids() -> None:
         np.testing.assert_array_equal(a, b)
 
 
-def test_empty_index_returns_padding() -> None:
+def test_empty_index_returns_no_columns() -> None:
     index = InvertedIndex(VOCAB)
     scores, ids = index.search(np.ones(VOCAB, dtype=np.float32), 3)
-    assert ids.tolist() == [[-1, -1, -1]]
-    assert np.isneginf(scores).all()
+    assert ids.shape == scores.shape == (1, 0)
 
 
 def test_score_rescoring_matches_brute_force() -> None:
@@ -217,6 +217,6 @@ def test_top_k_matches_stable_sort(scores: np.ndarray, k: int) -> None:
     got_scores, got_ids = top_k(scores, k)
     for r, row in enumerate(scores):
         order = sorted(range(len(row)), key=lambda d: (-row[d], d))[:k]
-        assert got_ids[r].tolist() == order + [-1] * (k - len(order))
-        assert got_scores[r, : len(order)].tolist() == [row[d] for d in order]
-        assert np.isneginf(got_scores[r, len(order) :]).all()
+        assert got_ids[r].tolist() == order  # k is capped at n_docs: no padding
+        assert got_scores[r].tolist() == [row[d] for d in order]
+    assert got_ids.shape == (scores.shape[0], min(k, scores.shape[1]))

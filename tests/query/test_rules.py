@@ -319,3 +319,22 @@ def test_mixed_and_or_binds_and_tighter_with_lower_confidence() -> None:
     d = RULES.decompose("Jazz albums or Rock albums and Live albums")
     same(d.query, Or((Atom("Jazz albums"), And((Atom("Rock albums"), Atom("Live albums"))))))
     assert d.confidence < RULES.decompose("Jazz albums or Rock albums").confidence
+
+
+# ------------------------------------------------------------------------ issue 18: d11
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("films that are not not comedies", "films AND comedies"),
+        ("not not X", "X"),
+        ("films that aren't not comedies", "films AND comedies"),
+        ("films that are not not not comedies", "films NOT comedies"),
+        ("comedies but not not French films", "comedies AND French films"),
+        (
+            "films that are not not comedies but not French films",
+            "films AND comedies NOT French films",
+        ),  # fmt: skip
+    ],
+)
+def test_double_negation_cancels(text, expected) -> None:
+    assert render(RuleDecomposer().decompose(text).query) == expected

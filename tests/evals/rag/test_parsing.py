@@ -88,3 +88,28 @@ def test_pairwise_verdicts(text, expected):
 @pytest.mark.parametrize("text", ["", "I like both", "[[A]] no wait [[B]]", "Answer A is good"])
 def test_pairwise_failures(text):
     assert parse_pairwise(text) == (None, None, None)
+
+
+# ------------------------------------------------------------------------ issue 18: d10
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Written at a grade 2 reading level. Score: 5", 5.0),  # was 2
+        ("3 correct facts out of 4. Score: 5", 5.0),  # was 3
+        ("Score: 1e1", None),  # 10: out of range (was 1)
+        ("Score: 4\nScore: 2", None),  # conflicting fields (was the first)
+        ("Correctness: 4", 4.0),  # was a failure
+        ("Score: 4\nsome reasoning\nScore: 4", 4.0),  # repeated, not conflicting
+        ("Grade: 3", 3.0),
+        ("Rating: 2\nRating: 5", None),
+        ("The answer has 2 errors.\n**Score:** 3", 3.0),
+    ],
+)
+def test_explicit_score_field_wins_and_conflicts_fail(text, expected):
+    assert parse_correctness(text)[0] == expected
+
+
+def test_relevancy_label_and_exponent():
+    assert parse_relevancy("Relevancy: 2")[0] == 2.0
+    assert parse_relevancy("Score: 2e0")[0] == 2.0
+    assert parse_relevancy("Score: 1\nScore: 2") == (None, None)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -359,3 +360,59 @@ def test_meta_eval_against_human_ratings(tmp_path, shared_data, canned_llm):
 
 def json_load(path):
     return json.loads(path.read_text())
+
+
+# ------------------------------------------------------------------- issue 18: d05, d07
+def test_resume_refuses_a_corpus_whose_contents_changed(
+    tmp_path, examples, fake_generator, canned_llm
+):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "text": "first corpus"}\n')
+    config = RagEvalConfig(dataset="eli5", out=tmp_path / "run", limit=5, corpus=str(corpus))
+    gen, llm = fake_generator(_answer), canned_llm(_judge_text)
+    run_rag_eval(config, generator=gen, judge_llm=llm, retriever=FakeRetriever())
+    run_rag_eval(config, generator=gen, judge_llm=llm, retriever=FakeRetriever())  # same: ok
+    corpus.write_text('{"id": "b", "text": "another corpus, same path"}\n')
+    with pytest.raises(RunSettingsMismatch, match="inputs"):
+        run_rag_eval(config, generator=gen, judge_llm=llm, retriever=FakeRetriever())
+
+
+def test_input_fingerprints_cover_corpus_data_and_model(tmp_path):
+    data = tmp_path / "nq.jsonl"
+    data.write_text('{"question": "q", "answer": ["a"]}\n')
+    config = RagEvalConfig(dataset="nq", out=tmp_path / "o", data_path=str(data))
+    first = runner_mod.input_fingerprints(config)
+    assert set(first) == {"data_sha256", "retriever_sha256"}
+    data.write_text('{"question": "q2", "answer": ["a"]}\n')
+    second = runner_mod.input_fingerprints(config)
+    assert second["data_sha256"] != first["data_sha256"]
+    assert second["retriever_sha256"] == first["retriever_sha256"]
+
+
+def test_index_cache_leftovers_are_recovered(tmp_path, minilm, caplog):
+    import logging
+    import os
+    import subprocess
+    import sys
+
+    from logic_rag.corpus import Document
+
+    docs = [Document(id=str(i), text=t) for i, t in enumerate(["apples", "jazz", "salmon"])]
+    root = tmp_path / "index"
+
+    def open_it():
+        return runner_mod.open_retriever(
+            "minilm", strategy="vanilla", documents=lambda: docs, index_root=root
+        )
+
+    _, info = open_it()
+    key = Path(info["index"]).name
+    pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                             capture_output=True, text=True, check=True).stdout)  # fmt: skip
+    os.replace(root / key, root / f".{key}.old-{pid}")  # killed between the two renames
+    (root / f".{key}.tmp-{pid}-zz").mkdir()  # killed during the save
+    with caplog.at_level(logging.WARNING):
+        retriever, info = open_it()
+    assert info["index_cached"] is True and len(retriever) == 3
+    assert "recovered the index" in caplog.text and "removed" in caplog.text
+    assert sorted(p.name for p in root.iterdir()) == [key]
