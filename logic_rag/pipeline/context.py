@@ -97,15 +97,17 @@ class SearchContext:
 
     def run_wanted(self) -> None:
         """Encode every declared text in one call and search them in one index call."""
-        todo = [t for t in self._wanted if t not in self._vectors]
+        # Sorted: the same texts are encoded in the same batches whatever order the stages
+        # declared them in (bf16 results depend slightly on a batch's padding).
+        todo = sorted(t for t in self._wanted if t not in self._vectors)
         if todo:
             encoded = self.resources.dense.encoder.encode_queries(todo)
             self._vectors.update(zip(todo, encoded, strict=True))
-        search = [
+        search = sorted(
             t
             for t, d in self._wanted.items()
             if d > 0 and (t not in self._results or self._results[t][2] < d)
-        ]
+        )
         if search:
             depth = min(max(self._wanted[t] for t in search), len(self.resources))
             scores, ids = self.resources.dense.index.search(

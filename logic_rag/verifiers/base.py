@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -135,23 +135,37 @@ class Verify(Stage):
     """Fill every query's constraint probabilities with ``verifier``.
 
     With ``top``, only each query's ``top`` best candidates by the current score are
-    checked (for costly verifiers: an LLM re-checks what cheaper evidence ranked high);
-    the others keep the probabilities an earlier verifier gave them. ``weight`` blends the
-    new probabilities with the earlier ones (1: replace them).
+    checked (for costly verifiers: an LLM re-checks what cheaper evidence ranked high).
+    With ``polarity`` ``positive`` (or ``negated``), only the atoms the query asks for (or
+    excludes) are checked: a verifier can be good at confirming membership and poor at
+    refuting it. Entries not checked keep what an earlier verifier gave them. ``weight``
+    blends the new probabilities with the earlier ones (1: replace them).
     """
 
     verifier: Verifier
     top: int | None = None
     weight: float = 1.0
+    polarity: Literal["all", "positive", "negated"] = "all"
 
     def __post_init__(self) -> None:
         if self.top is not None and self.top < 1:
             raise ValueError("top must be >= 1")
         if not 0.0 < self.weight <= 1.0:
             raise ValueError("weight must be in (0, 1]")
+        if self.polarity not in ("all", "positive", "negated"):
+            raise ValueError("polarity must be all, positive or negated")
+
+    def _atoms(self, state: Any) -> list[int]:
+        negated = state.plan.negated
+        return [
+            i
+            for i, a in enumerate(state.plan.atoms)
+            if self.polarity == "all" or (a in negated) == (self.polarity == "negated")
+        ]
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
-        self.verifier.prepare([a.text for q in batch for a in q.plan.atoms], ctx)
+        texts = [q.plan.atoms[i].text for q in batch for i in self._atoms(q)]
+        self.verifier.prepare(texts, ctx)
 
     def _positions(self, state: Any) -> np.ndarray:
         n = len(state.candidates)
@@ -162,25 +176,30 @@ class Verify(Stage):
         return np.argsort(-state.score, kind="stable")[: self.top]
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
-        states = [q for q in batch if len(q.candidates) and q.plan.atoms]
-        positions = [self._positions(q) for q in states]
+        work = []
+        for state in batch:
+            atoms = self._atoms(state)
+            if len(state.candidates) and atoms:
+                work.append((state, atoms, self._positions(state)))
         requests = [
-            CheckRequest(tuple(a.text for a in q.plan.atoms), q.candidates[p])
-            for q, p in zip(states, positions, strict=True)
+            CheckRequest(tuple(s.plan.atoms[i].text for i in atoms), s.candidates[pos])
+            for s, atoms, pos in work
         ]
         checked = self.verifier.check(requests, ctx) if requests else []
-        for state, pos, result in zip(states, positions, checked, strict=True):
-            full = len(pos) == len(state.candidates) and self.weight == 1.0
-            if full or state.probs is None:
-                if not full:
-                    raise ValueError(
-                        f"Verify({self.verifier.name}, top={self.top}) needs an earlier "
-                        f"verifier to give the unchecked candidates a probability"
-                    )
+        for (state, atoms, pos), result in zip(work, checked, strict=True):
+            n_atoms, n = len(state.plan.atoms), len(state.candidates)
+            full = len(pos) == n and len(atoms) == n_atoms and self.weight == 1.0
+            if full:
                 state.set_probs(result.probs, result.evidence, self.verifier.name)
                 continue
+            if state.probs is None:
+                raise ValueError(
+                    f"Verify({self.verifier.name}, top={self.top}, polarity={self.polarity}) "
+                    f"needs an earlier verifier to give the unchecked pairs a probability"
+                )
             probs = state.probs.copy()
-            probs[:, pos] = self.weight * result.probs + (1.0 - self.weight) * probs[:, pos]
+            rows = np.asarray(atoms)[:, None]
+            probs[rows, pos] = self.weight * result.probs + (1.0 - self.weight) * probs[rows, pos]
             state.probs = probs
             for p in pos.tolist():
                 state.checked_by[p] = self.verifier.name

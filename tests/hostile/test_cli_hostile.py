@@ -210,7 +210,11 @@ def test_d02_splade_compose_with_many_ands_is_bounded(cli, index):
     info = hits[0]["logic"]["pseudo_terms"]
     assert info["atoms"] == 65 and info["truncated"] is True
     assert info["pseudo_terms"] <= info["max_pseudo_terms"] == 125
-    assert result.maxrss_mb < 1024, result.maxrss_mb  # the whole process, models included
+    # Against the same command with one atom: the models alone take ~1 GB (more or less
+    # with the allocator), the unbounded composition took several GB more.
+    baseline = cli("search", str(index), "fruits", "--strategy", "splade-compose", "--json")
+    assert_ok(baseline)
+    assert result.maxrss_mb < baseline.maxrss_mb + 256, (result.maxrss_mb, baseline.maxrss_mb)
 
 
 # ------------------------------------------------------------------------------ d03
@@ -219,8 +223,10 @@ def test_d03_huge_k_is_capped_at_the_corpus_size(cli, index):
     result = cli("search", str(index), "fruits", "-k", str(10**8), "--strategy", "splade", "--json")
     hits = json.loads(assert_ok(result))
     assert len(hits) == len(DOCS)
-    # k = 10^8 used to allocate 1.2 GB here; the process with both models needs ~0.65 GB.
-    assert result.maxrss_mb < 1024, result.maxrss_mb
+    # k = 10^8 used to allocate 1.2 GB more than the same search with k = 10.
+    baseline = cli("search", str(index), "fruits", "-k", "10", "--strategy", "splade", "--json")
+    assert_ok(baseline)
+    assert result.maxrss_mb < baseline.maxrss_mb + 256, (result.maxrss_mb, baseline.maxrss_mb)
 
 
 # ------------------------------------------------------------------------------ d04
