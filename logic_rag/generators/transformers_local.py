@@ -19,7 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logic_rag.generators.base import GeneratorError, build_messages, check_generate_args
+from logic_rag.generators.base import (
+    GeneratorError,
+    build_messages,
+    check_generate_args,
+    choice_token_ids,
+)
 
 __all__ = ["TransformersGenerator", "load_causal_lm"]
 
@@ -176,6 +181,65 @@ class TransformersGenerator:
             )
         new = generated[:, enc["input_ids"].shape[1] :]
         return [t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def choice_logprobs(
+        self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None
+    ) -> Any:
+        """Exact first-token log-probabilities of each choice (see ``ScoresChoices``).
+
+        One forward pass per batch of ``batch_size`` prompts; the log-softmax of the logits
+        at the last prompt position is read at every token that starts a choice. Exact: no
+        floor values are needed here.
+        """
+        import numpy as np
+
+        batch = check_generate_args(prompts, 1, 0.0)
+        tokenizer, model = self.load()
+        keys, ids = choice_token_ids(
+            choices,
+            lambda text: tokenizer.encode(text, add_special_tokens=False),
+            lambda token: tokenizer.decode([token]),
+        )
+        out = np.zeros((len(batch), len(keys)), dtype=np.float64)
+        if not batch:
+            return out
+        texts = [
+            tokenizer.apply_chat_template(
+                build_messages(p, system), add_generation_prompt=True, tokenize=False
+            )
+            for p in batch
+        ]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with _lock_for(model):
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start : start + self.batch_size]
+                logprobs = self._next_token_logprobs(tokenizer, model, [texts[i] for i in chunk])
+                for row, i in enumerate(chunk):
+                    for j, candidates in enumerate(ids):
+                        out[i, j] = float(np.logaddexp.reduce(logprobs[row, candidates]))
+        return out
+
+    def _next_token_logprobs(self, tokenizer: Any, model: Any, texts: list[str]) -> Any:
+        """``(len(texts), vocab)`` float64 log-softmax of the next token after each text."""
+        import torch
+
+        enc = tokenizer(
+            texts,
+            return_tensors="pt",
+            padding=True,
+            truncation=True,
+            max_length=self.context_window - 1,
+            add_special_tokens=False,
+        ).to(self.device)
+        mask = enc["attention_mask"]
+        # Left padding: positions count real tokens only, so a padded prompt sees the same
+        # positions as the prompt alone (generate() does this itself; forward() does not).
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            logits = model(
+                input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions
+            ).logits[:, -1, :]
+        return torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
 
     def as_llm(self, **options: Any) -> Any:
         """A LlamaIndex ``LLM`` over this generator (see :class:`GeneratorLLM`)."""
