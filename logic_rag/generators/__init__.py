@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "GeneratorError": "base",
     "GeneratorSpec": "base",
     "ScoresChoices": "base",
+    "LlamaCppGenerator": "llamacpp",
     "make_generator": "base",
     "parse_spec": "base",
     "TransformersGenerator": "transformers_local",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
         parse_spec,
     )
     from .export import export_hf
+    from .llamacpp import LlamaCppGenerator
     from .llm_adapter import GeneratorLLM
     from .openai_server import OpenAIGenerator, Server, serve
     from .transformers_local import TransformersGenerator

@@ -33,15 +33,22 @@ _LOCKS_GUARD = threading.Lock()
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path: str, gguf_file: str | None, device: str) -> tuple[Any, Any]:
+def _load(
+    path: str, gguf_file: str | None, device: str, dtype: str | None = None
+) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     opts: dict[str, Any] = {"local_files_only": True}
     if gguf_file:
         opts["gguf_file"] = gguf_file
+    model_opts: dict[str, Any] = {}
+    if dtype is not None:
+        import torch
+
+        model_opts["dtype"] = getattr(torch, dtype)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **opts)
-        model = AutoModelForCausalLM.from_pretrained(path, **opts)
+        model = AutoModelForCausalLM.from_pretrained(path, **opts, **model_opts)
     except ImportError as exc:  # GGUF loading needs the optional `gguf` package
         raise GeneratorError(
             f"loading {path} failed: {exc}. GGUF models need `pip install gguf accelerate`"
@@ -58,7 +65,7 @@ def _load(path: str, gguf_file: str | None, device: str) -> tuple[Any, Any]:
     return tokenizer, model.to(device).eval()
 
 
-def load_causal_lm(model: str, device: str = "cpu") -> tuple[Any, Any]:
+def load_causal_lm(model: str, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
     """``(tokenizer, model)`` for a registry name or folder, loaded once per process."""
     from logic_rag.models import resolve_model
 
@@ -70,7 +77,7 @@ def load_causal_lm(model: str, device: str = "cpu") -> tuple[Any, Any]:
             f"model {model!r} is not a text generator (its config.json names no "
             f"*ForCausalLM architecture); use e.g. 'smollm2-135m' or 'qwen2.5-0.5b'"
         )
-    return _load(str(resolved.path), resolved.gguf_file, device)
+    return _load(str(resolved.path), resolved.gguf_file, device, dtype)
 
 
 def _is_causal_lm(folder: Path) -> bool:
@@ -92,7 +99,8 @@ class TransformersGenerator:
     """A registry name or local model folder, generating in this process.
 
     ``batch_size`` prompts go through ``model.generate`` together; ``context_window``
-    bounds prompt plus answer (older prompt tokens are cut first).
+    bounds prompt plus answer (older prompt tokens are cut first); ``dtype`` (e.g.
+    ``"bfloat16"``) overrides the weights' load dtype (GGUF dequantises to float32).
     """
 
     def __init__(
@@ -102,6 +110,7 @@ class TransformersGenerator:
         batch_size: int = 8,
         context_window: int = 2048,
         device: str = "cpu",
+        dtype: str | None = None,
     ) -> None:
         if batch_size < 1 or context_window < 2:
             raise ValueError("batch_size must be >= 1 and context_window >= 2")
@@ -109,6 +118,7 @@ class TransformersGenerator:
         self.batch_size = batch_size
         self.context_window = context_window
         self.device = device
+        self.dtype = dtype
         self.name = f"transformers:{model}"
 
     def __repr__(self) -> str:
@@ -116,7 +126,7 @@ class TransformersGenerator:
 
     def load(self) -> tuple[Any, Any]:
         """Load (or fetch from the per-process cache) the tokenizer and model."""
-        return load_causal_lm(self.model, self.device)
+        return load_causal_lm(self.model, self.device, self.dtype)
 
     def generate(
         self,

@@ -1,12 +1,14 @@
 """``choice_logprobs`` (the ScoresChoices protocol) on every backend available here.
 
 Pure helpers are tested on fakes; transformers runs for real on SmolLM2-135M (a few
-seconds); the OpenAI-compatible path runs against a local stub that answers
+seconds); llama.cpp runs on SmolLM2's GGUF when ``llama_cpp`` is installed (skipped with
+the reason otherwise); the OpenAI-compatible path runs against a local stub that answers
 ``logprobs``/``top_logprobs`` like vLLM's server. The real vLLM paths are in test_vllm.py.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import threading
@@ -147,6 +149,57 @@ def test_transformers_choice_logprobs_follow_the_greedy_answer(smollm2: Any) -> 
             assert ["Yes", "No"][int(np.argmax(row))] == first
 
 
+# --- llama.cpp, exact ---------------------------------------------------------------------
+
+HAS_LLAMACPP = importlib.util.find_spec("llama_cpp") is not None
+
+
+@pytest.fixture(scope="module")
+def smollm2_llamacpp() -> Any:
+    if not HAS_LLAMACPP:
+        pytest.skip("llama-cpp-python is not installed: bash scripts/llamacpp_build.sh .venv")
+    gen = make_generator("llamacpp:smollm2-135m", n_ctx=512)
+    try:
+        gen.load()
+    except LookupError as exc:
+        pytest.skip(f"SmolLM2 weights not installed: {exc}")
+    return gen
+
+
+def test_llamacpp_choice_logprobs_match_transformers(smollm2_llamacpp: Any, smollm2: Any) -> None:
+    assert isinstance(smollm2_llamacpp, ScoresChoices)
+    choices = ["Yes", "No", "4"]
+    fast = smollm2_llamacpp.choice_logprobs(QUESTIONS, choices, system="Be brief.")
+    exact = smollm2.choice_logprobs(QUESTIONS, choices, system="Be brief.")
+    assert fast.shape == (3, 3) and np.all(fast < 0)
+    # Same Q4_1 weights: llama.cpp's quantised kernels against transformers' dequantised
+    # float32, so close but not bit-identical.
+    np.testing.assert_allclose(fast, exact, atol=0.35)
+    assert (np.argmax(fast, axis=1) == np.argmax(exact, axis=1)).all()
+    # KV prefix reuse must not change scores: call again in another order, and singly.
+    again = smollm2_llamacpp.choice_logprobs(QUESTIONS[::-1], choices, system="Be brief.")
+    np.testing.assert_allclose(again[::-1], fast, atol=1e-4)
+    single = smollm2_llamacpp.choice_logprobs(QUESTIONS[1:2], choices, system="Be brief.")
+    np.testing.assert_allclose(single[0], fast[1], atol=1e-4)
+
+
+def test_llamacpp_generates_and_constrains(smollm2_llamacpp: Any) -> None:
+    answers = smollm2_llamacpp.generate(QUESTIONS, max_tokens=8)
+    assert len(answers) == 3 and all(isinstance(a, str) for a in answers)
+    assert smollm2_llamacpp.generate(QUESTIONS[::-1], max_tokens=8) == answers[::-1]
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["answer"],
+    }
+    for text in smollm2_llamacpp.generate_json(QUESTIONS[:2], schema, max_tokens=24):
+        assert json.loads(text)["answer"] in ("yes", "no")
+    [digit] = smollm2_llamacpp.generate(QUESTIONS[2:], max_tokens=4, grammar="root ::= [1-5]")
+    assert digit in {"1", "2", "3", "4", "5"}
+    with pytest.raises(GeneratorError, match="grammar"):
+        smollm2_llamacpp.generate(QUESTIONS[:1], max_tokens=2, grammar="root ::= (")
+
+
 # --- OpenAI-compatible server (stub) ------------------------------------------------------
 
 
@@ -222,3 +275,22 @@ def test_openai_choice_logprobs_reports_a_server_without_logprobs() -> None:
     gen = make_generator("openai:http://127.0.0.1:9/v1#m", max_retries=0, timeout=5)
     with pytest.raises(GeneratorError, match="request failed"):
         gen.choice_logprobs(["x"], ["Yes", "No"])
+
+
+# --- the fastest runtime for qwen2.5-1.5b -------------------------------------------------
+
+
+def test_bare_qwen_1_5b_takes_llamacpp_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logic_rag.generators.llamacpp as llamacpp
+    from logic_rag.generators.base import GeneratorSpec, parse_spec
+
+    monkeypatch.setattr(llamacpp, "llamacpp_available", lambda: True)
+    assert parse_spec("qwen2.5-1.5b") == GeneratorSpec("llamacpp", "qwen2.5-1.5b")
+    assert parse_spec("transformers:qwen2.5-1.5b").backend == "transformers"  # explicit wins
+    assert parse_spec("smollm2-135m").backend == "transformers"  # others keep the default
+    monkeypatch.setattr(llamacpp, "llamacpp_available", lambda: False)
+    assert parse_spec("Qwen2.5-1.5B") == GeneratorSpec("transformers", "Qwen2.5-1.5B")
+    fallback = make_generator("qwen2.5-1.5b")  # built lazily: nothing loads here
+    assert fallback.name == "transformers:qwen2.5-1.5b" and fallback.dtype == "bfloat16"
+    with pytest.raises(GeneratorError, match="llamacpp_build.sh"):
+        make_generator("llamacpp:qwen2.5-1.5b")
