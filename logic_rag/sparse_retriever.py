@@ -146,22 +146,30 @@ class SparseSide:
         )
         return cls(encoder, index, documents)
 
-    def search(self, plans: Sequence[Any], k: int, strategy: str, config: Any) -> list[list[Hit]]:
-        """Search the plans (text, logic, atoms) of a batch; one SPLADE encoder call."""
-        texts = [t for p in plans for t in p.texts]
+    def search(
+        self, plans: Sequence[Any], k: int, mode: str, negation_weight: float = 1.0
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Search the plans (``text``, ``logic``, ``atoms``) of a batch: one encoder call.
+
+        ``mode`` is ``query`` (the whole query's vector), ``compose`` (Krasakis et al.) or
+        ``nrf``; queries with a single atom always use their whole-query vector. Returns
+        ``(scores, rows)`` per plan.
+        """
+        texts: list[str] = []
+        rows: list[int] = []
+        for plan in plans:
+            rows.append(len(texts))
+            texts.extend([plan.text, *(a.text for a in plan.atoms)])
         matrix = self.encoder.encode_queries(texts)
         queries: list[SparseQuery] = []
-        for plan in plans:
-            if strategy == "splade" or len(plan.atoms) < 2:
-                queries.append(matrix[plan.row].toarray().ravel())
+        for plan, row in zip(plans, rows, strict=True):
+            atoms = list(plan.atoms)
+            if mode == "query" or len(atoms) < 2:
+                queries.append(matrix[row].toarray().ravel())
                 continue
-            vectors = {
-                a.text: matrix[plan.row + 1 + i].toarray().ravel() for i, a in enumerate(plan.atoms)
-            }
-            mode = "compose" if strategy == "splade-compose" else "nrf"
-            queries.append(
-                compose_sparse(plan.logic, vectors, mode=mode, lam=config.negation_weight)
-            )
+            vectors = {a.text: matrix[row + 1 + i].toarray().ravel() for i, a in enumerate(atoms)}
+            queries.append(compose_sparse(plan.logic, vectors, mode=mode, lam=negation_weight))
+        k = min(k, len(self.documents))
         results: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
         plain = [i for i, q in enumerate(queries) if isinstance(q, np.ndarray)]
         if plain:
@@ -177,7 +185,7 @@ class SparseSide:
             scores, ids = search_pseudo_terms(self.index, [queries[i] for i in pseudo], k)
             for j, i in enumerate(pseudo):
                 results[i] = (scores[j], ids[j])
-        return [self._hits(*r) for r in results if r is not None]
+        return [r for r in results if r is not None]
 
     def _hits(self, scores: np.ndarray, ids: np.ndarray) -> list[Hit]:
         return make_hits(self.documents, scores, ids)

@@ -3,7 +3,7 @@
 Why generic: the dataclasses in :mod:`.args` are the single source of truth, so a new field
 is on the command line, in the Python API and in the model card at once. ``train`` becomes
 ``--train``; ``max_steps`` becomes ``--max-steps``; booleans get ``--resume / --no-resume``.
-Used by ``logic-rag finetune supcon|logicol|lore``.
+Used by ``logic-rag finetune supcon|logicol|lore|verifier``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from logic_rag.errors import LogicRagError
 
+from ..verifier.train import VerifierArgs
 from .args import CONTRASTIVE_LOSSES, ContrastiveArgs, LoreArgs
 
 __all__ = ["RECIPES", "build_parser", "parse_args", "main"]
@@ -26,6 +27,7 @@ RECIPES: dict[str, type] = {
     "supcon": ContrastiveArgs,
     "logicol": ContrastiveArgs,
     "lore": LoreArgs,
+    "verifier": VerifierArgs,
 }
 """Recipe name -> its arguments dataclass (supcon/logicol preset ``loss``)."""
 
@@ -49,6 +51,10 @@ _HELP = {
     "lambda_subset": "weight of LogiCoL's subset term (paper: 0.1)",
     "gamma_subset": "margin of LogiCoL's subset hinge (paper: 0.2)",
     "cached": "GradCache variant of the loss (large batches, bounded memory)",
+    "nli": "folder with SNLI/MultiNLI files (the shared data's nli/) to mix in or train on",
+    "nli_limit": "at most this many NLI pairs",
+    "max_length": "tokens per (constraint, page) pair",
+    "random_per_positive": "same-domain random negatives per positive",
 }
 
 
@@ -103,7 +109,7 @@ def build_parser(recipe: str) -> argparse.ArgumentParser:
     return parser
 
 
-def parse_args(recipe: str, argv: Sequence[str]) -> ContrastiveArgs | LoreArgs:
+def parse_args(recipe: str, argv: Sequence[str]) -> ContrastiveArgs | LoreArgs | VerifierArgs:
     """Parse ``argv`` into the recipe's dataclass and validate it (files must exist).
 
     Errors (unknown flag, missing file, bad value) exit with status 2 and a usage message.
@@ -121,7 +127,11 @@ def parse_args(recipe: str, argv: Sequence[str]) -> ContrastiveArgs | LoreArgs:
 def main(recipe: str, argv: Sequence[str]) -> int:
     """Run a recipe from command-line arguments; print the model folder; return 0."""
     args = parse_args(recipe, argv)
-    if isinstance(args, LoreArgs):
+    if isinstance(args, VerifierArgs):
+        from ..verifier.train import train_verifier
+
+        path = train_verifier(args)
+    elif isinstance(args, LoreArgs):
         from .lore import train_lore
 
         path = train_lore(args)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from logic_rag.encoders.dtype import DType, choose_dtype
 from logic_rag.models import DEFAULT_DENSE_MODEL, ResolvedModel, resolve_model
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ class DenseEncoder:
         query_prompt / document_prompt: text prepended to queries / documents; ``None``
             uses the model's stored ``query`` / ``document`` prompts when it has them.
         trust_remote_code: off by default; only turn it on for a folder you trust.
+        dtype: ``"float32"`` or ``"bfloat16"``; ``None`` takes the model's preference
+            (bf16 for EmbeddingGemma) where the device runs it natively, else float32.
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class DenseEncoder:
         document_prompt: str | None = None,
         trust_remote_code: bool = False,
         max_seq_length: int | None = None,
+        dtype: DType | None = None,
     ) -> None:
         self.resolved: ResolvedModel = resolve_model(model)
         if self.resolved.kind != "dense":
@@ -76,6 +80,7 @@ class DenseEncoder:
         self._device = device
         self._trust_remote_code = trust_remote_code
         self._max_seq_length = max_seq_length
+        self.dtype: DType = choose_dtype(dtype or self.resolved.dtype, device)
         self._query_prompt = query_prompt
         self._document_prompt = document_prompt
         self._model: SentenceTransformer | None = None
@@ -94,6 +99,7 @@ class DenseEncoder:
     def model(self) -> SentenceTransformer:
         """The underlying ``SentenceTransformer``, loaded on first use."""
         if self._model is None:
+            import torch
             from sentence_transformers import SentenceTransformer
 
             self._model = SentenceTransformer(
@@ -101,6 +107,7 @@ class DenseEncoder:
                 device=self._device,
                 trust_remote_code=self._trust_remote_code,
                 local_files_only=True,
+                model_kwargs={"dtype": getattr(torch, self.dtype)},
             )
             if self._max_seq_length is not None:
                 self._model.max_seq_length = self._max_seq_length
@@ -136,7 +143,11 @@ class DenseEncoder:
             show_progress_bar=progress,
             **prompt,
         )
-        return np.ascontiguousarray(embeddings, dtype=np.float32)
+        out = np.ascontiguousarray(embeddings, dtype=np.float32)
+        if self.normalize and self.dtype != "float32":
+            # Normalised in bf16, norms are off by ~1e-3; redo it in float32 for cosine.
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
 
     def encode_queries(
         self, queries: Sequence[str] | str, *, show_progress_bar: bool | None = None

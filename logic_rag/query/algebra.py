@@ -37,6 +37,7 @@ __all__ = [
     "atoms",
     "positive_atoms",
     "negated_atoms",
+    "positive_part",
     "evaluate",
     "truth",
     "relation",
@@ -296,6 +297,26 @@ def positive_atoms(q: LogicalQuery) -> list[Atom]:
 def negated_atoms(q: LogicalQuery) -> list[Atom]:
     """Atoms that occur under an odd number of NOTs (they remove documents)."""
     return list(dict.fromkeys(a for a, neg in _walk(q, False) if neg))
+
+
+def positive_part(q: LogicalQuery) -> LogicalQuery | None:
+    """``q`` without its negated conjuncts: ``A AND B NOT C`` -> ``A AND B``.
+
+    What a candidate source should search for: documents must satisfy the positive part,
+    and the negated part only removes some of them. A bare negation has no positive part
+    (``None``); a union that holds a negation is returned unchanged (dropping the negated
+    branch would change which documents it admits).
+    """
+    if isinstance(q, Not):
+        return None
+    if isinstance(q, And):
+        kept = [p for a in q.args if (p := positive_part(a)) is not None]
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else And(tuple(kept))
+    if isinstance(q, Or) and any(positive_part(a) != a for a in q.args):
+        return q
+    return q
 
 
 # -------------------------------------------------------------------------------- semantics

@@ -1,0 +1,273 @@
+"""``logic-rag finetune verifier``: train a cross-encoder that checks one constraint.
+
+The model reads ``(atom, page)`` and answers P(page satisfies atom): a
+sentence-transformers ``CrossEncoder`` with one logit, trained with binary cross-entropy on
+the real ``CrossEncoderTrainer``. Examples come from QUEST records
+(:mod:`.pairs`: positives from each template's logic and attributions; negatives from
+pages known to lie outside an atom, sibling atoms' pages and same-domain random pages),
+optionally mixed with NLI pairs (hypothesis, premise; entailment = 1), or NLI alone for a
+verifier that has never seen QUEST.
+
+Run folder: ``OUT/checkpoints`` (resumed from the newest valid one, but only when the
+inputs' SHA-256 and the arguments match ``OUT/run.json``), ``OUT/model`` (appears only
+when complete, with a model card).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from logic_rag.atomic import atomic_write_json
+from logic_rag.errors import LogicRagError
+
+__all__ = ["VerifierArgs", "load_nli_pairs", "training_pairs", "train_verifier"]
+
+
+class VerifierArgsError(LogicRagError, ValueError):
+    """A ``finetune verifier`` argument is out of range or names a missing file."""
+
+
+@dataclass
+class VerifierArgs:
+    """Cross-encoder constraint verifier: QUEST attributions and/or NLI pairs.
+
+    ``train`` may be left out when ``nli`` is given (a verifier that never saw QUEST).
+    ``nli`` is a folder holding ``snli_dev.jsonl`` / ``snli_test.jsonl`` /
+    ``mnli_dev_matched.tsv`` (the shared data's ``nli`` folder) or ``none``.
+    """
+
+    out: str
+    train: str | None = None
+    docs: str | None = None
+    nli: str | None = None
+    nli_limit: int = 20000
+    base: str = "minilm"
+    epochs: float = 2.0
+    max_steps: int = -1
+    batch_size: int = 32
+    lr: float = 3e-5
+    warmup_ratio: float = 0.1
+    max_length: int = 128
+    random_per_positive: float = 1.0
+    save_steps: int = 200
+    seed: int = 0
+    resume: bool = True
+
+    def validate(self) -> None:
+        if self.train is None and self.nli is None:
+            raise VerifierArgsError("give --train (QUEST queries) and/or --nli (NLI folder)")
+        if self.train is not None and self.docs is None:
+            raise VerifierArgsError("--train needs --docs (the documents the titles name)")
+        for flag, path in (("train", self.train), ("docs", self.docs)):
+            if path is not None and not Path(path).is_file():
+                raise VerifierArgsError(f"--{flag} {path}: no such file")
+        if self.nli is not None and not Path(self.nli).is_dir():
+            raise VerifierArgsError(f"--nli {self.nli}: no such folder")
+        if self.batch_size < 1 or self.max_length < 16 or self.save_steps < 1:
+            raise VerifierArgsError("--batch-size, --save-steps must be >= 1, --max-length >= 16")
+        if self.lr <= 0 or (self.epochs <= 0 and self.max_steps <= 0):
+            raise VerifierArgsError("--lr must be > 0, and --epochs or --max-steps positive")
+
+
+def load_nli_pairs(folder: str | Path, limit: int, seed: int = 0) -> list[tuple[str, str, float]]:
+    """``(hypothesis, premise, 1 if entailment else 0)`` from SNLI and MultiNLI files."""
+    folder = Path(folder)
+    rows: list[tuple[str, str, float]] = []
+    for name in ("snli_dev.jsonl", "snli_test.jsonl"):
+        path = folder / name
+        if path.is_file():
+            with path.open(encoding="utf-8") as handle:
+                for line in handle:
+                    obj = json.loads(line)
+                    if obj.get("label") in ("entailment", "neutral", "contradiction"):
+                        label = 1.0 if obj["label"] == "entailment" else 0.0
+                        rows.append((obj["hypothesis"], obj["premise"], label))
+    mnli = folder / "mnli_dev_matched.tsv"
+    if mnli.is_file():
+        with mnli.open(encoding="utf-8") as handle:
+            for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+                if len(row) >= 4 and row[3] in ("entailment", "neutral", "contradiction"):
+                    rows.append((row[2], row[1], 1.0 if row[3] == "entailment" else 0.0))
+    if not rows:
+        raise VerifierArgsError(f"{folder} holds no SNLI/MultiNLI pairs")
+    random.Random(seed).shuffle(rows)
+    return rows[:limit]
+
+
+def _documents(path: str | Path) -> dict[str, str]:
+    from logic_rag.corpus import load_documents
+
+    return {d.title or d.id: d.content for d in load_documents(path)}
+
+
+def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], dict[str, int]]:
+    """All ``(claim, evidence, label)`` examples of the run and counts by kind."""
+    from logic_rag.evals.quest.split import read_records
+
+    from .pairs import quest_pairs
+
+    examples: list[tuple[str, str, float]] = []
+    counts: Counter[str] = Counter()
+    if args.train is not None:
+        assert args.docs is not None
+        documents = _documents(args.docs)
+        for pair in quest_pairs(
+            read_records(args.train),
+            documents,
+            random_per_positive=args.random_per_positive,
+            seed=args.seed,
+        ):
+            examples.append((pair.atom, documents[pair.title], pair.label))
+            counts[pair.kind] += 1
+    if args.nli is not None:
+        nli = load_nli_pairs(args.nli, args.nli_limit, args.seed)
+        examples += nli
+        counts["nli"] = len(nli)
+    random.Random(args.seed).shuffle(examples)
+    return examples, dict(counts)
+
+
+def _fingerprint(args: VerifierArgs) -> dict[str, Any]:
+    from logic_rag.finetune.recipes.training import file_sha256
+    from logic_rag.models import resolve_model
+
+    files = {
+        flag: file_sha256(path)
+        for flag, path in (("train", args.train), ("docs", args.docs))
+        if path is not None
+    }
+    if args.nli is not None:
+        folder = Path(args.nli)
+        files.update(
+            {f"nli/{p.name}": file_sha256(p) for p in sorted(folder.glob("*")) if p.is_file()}
+        )
+    settings = {k: v for k, v in asdict(args).items() if k not in ("out", "resume")}
+    for flag in ("train", "docs", "nli"):
+        settings.pop(flag)
+    return {
+        "inputs": files,
+        "base_weights": resolve_model(args.base).fingerprint,
+        "settings": settings,
+    }
+
+
+def train_verifier(args: VerifierArgs) -> Path:
+    """Train (or resume) the verifier; return ``OUT/model``."""
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import (
+        CrossEncoder,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+    )
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    from logic_rag.finetune.recipes.training import (
+        CHECKPOINTS_DIR,
+        MODEL_DIR,
+        latest_checkpoint,
+    )
+    from logic_rag.models import resolve_model
+
+    args.validate()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / "run.json"
+    fingerprint = _fingerprint(args)
+    resume_from = None
+    if args.resume and run_file.is_file():
+        previous = json.loads(run_file.read_text(encoding="utf-8"))
+        if previous != fingerprint:
+            changed = sorted(k for k in fingerprint if previous.get(k) != fingerprint[k])
+            raise VerifierArgsError(
+                f"{out} holds a run with other {', '.join(changed)}; its checkpoints do not "
+                f"belong to these inputs. Use another --out or pass --no-resume"
+            )
+        resume_from = latest_checkpoint(out / CHECKPOINTS_DIR)
+    atomic_write_json(run_file, fingerprint)
+
+    examples, counts = training_pairs(args)
+    dataset = Dataset.from_dict(
+        {
+            "claim": [e[0] for e in examples],
+            "evidence": [e[1] for e in examples],
+            "label": [e[2] for e in examples],
+        }
+    )
+    base = resolve_model(args.base)
+    model = CrossEncoder(
+        str(base.path),
+        num_labels=1,
+        max_length=args.max_length,
+        device="cpu",
+        local_files_only=True,
+        trust_remote_code=False,
+    )
+    training_args = CrossEncoderTrainingArguments(
+        output_dir=str(out / CHECKPOINTS_DIR),
+        num_train_epochs=args.epochs,
+        max_steps=args.max_steps,
+        per_device_train_batch_size=args.batch_size,
+        learning_rate=args.lr,
+        warmup_steps=args.warmup_ratio,
+        save_strategy="steps",
+        save_steps=args.save_steps,
+        save_total_limit=2,
+        logging_steps=20,
+        seed=args.seed,
+        data_seed=args.seed,
+        report_to="none",
+        use_cpu=True,
+        dataloader_num_workers=0,
+    )
+    trainer = CrossEncoderTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=dataset,
+        loss=BinaryCrossEntropyLoss(model),
+    )
+    import time
+
+    start = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    info = {
+        "recipe": "verifier",
+        "base_model": {"name": args.base, "weights_sha256": fingerprint["base_weights"]},
+        "data": fingerprint["inputs"],
+        "examples": counts,
+        "hyperparameters": asdict(args),
+        "resumed_from": resume_from.name if resume_from else None,
+        "global_step": int(trainer.state.global_step),
+        "training_loss": float(result.training_loss),
+        "wall_time_s": round(time.perf_counter() - start, 1),
+    }
+    return _publish(model, out / MODEL_DIR, info)
+
+
+def _publish(model: Any, target: Path, info: dict[str, Any]) -> Path:
+    """Save the model and its card into a temporary sibling, then rename it into place."""
+    import shutil
+    import uuid
+
+    from .card import render_verifier_card
+
+    tmp = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        model.save_pretrained(str(tmp))
+        (tmp / "README.md").write_text(render_verifier_card(info), encoding="utf-8")
+        atomic_write_json(tmp / "logic_rag_training.json", info)
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+            target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target

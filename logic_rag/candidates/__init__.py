@@ -1,0 +1,33 @@
+"""Candidate sources: the first stages of a search pipeline, one per file.
+
+Each adds documents to every query's candidate set (a union) and records its own ranking:
+:class:`DenseCandidates` (whole query), :class:`AtomCandidates` (each positive atom),
+:class:`BM25Candidates`, :class:`SpladeCandidates` (whole query or composed),
+:class:`OrthogonalCandidates`. Several sources in a row form a fused hybrid pool; the
+``rrf`` signal of :class:`~logic_rag.pipeline.ranking.Combine` fuses their ranks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from logic_rag.lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "DenseCandidates": "dense",
+    "AtomCandidates": "atoms",
+    "BM25Candidates": "bm25",
+    "SpladeCandidates": "splade",
+    "OrthogonalCandidates": "orthogonal",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .atoms import AtomCandidates
+    from .bm25 import BM25Candidates
+    from .dense import DenseCandidates
+    from .orthogonal import OrthogonalCandidates
+    from .splade import SpladeCandidates
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,50 @@
+"""Logic stages: turn per-atom evidence into one score per candidate.
+
+:class:`SoftLogic` evaluates the query's logic over the verifiers' probabilities with a
+fuzzy t-norm (signal ``truth``, in [0, 1]); :class:`ScoreFusion` is the simpler baseline
+that adds, multiplies and subtracts raw similarities (signal ``fusion``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from logic_rag.compose.soft_logic import TNorm, fuse_scores, soft_truth
+from logic_rag.pipeline.context import SearchContext
+from logic_rag.pipeline.stage import Stage
+from logic_rag.pipeline.state import SearchBatch
+
+__all__ = ["SoftLogic", "ScoreFusion"]
+
+
+@dataclass(frozen=True)
+class SoftLogic(Stage):
+    """Signal ``truth``: the degree to which each candidate satisfies the query's logic."""
+
+    tnorm: TNorm = "product"
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        for state in batch:
+            if state.probs is None:
+                continue
+            by_atom = {a.text: state.probs[i] for i, a in enumerate(state.plan.atoms)}
+            state.set_signal("truth", soft_truth(state.plan.logic, by_atom, self.tnorm))
+
+
+@dataclass(frozen=True)
+class ScoreFusion(Stage):
+    """Signal ``fusion``: AND ``+`` (or ``×``), OR max, NOT ``−`` over raw evidence."""
+
+    op: Literal["sum", "product"] = "sum"
+    negation_weight: float = 1.0
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        for state in batch:
+            if state.evidence is None:
+                continue
+            raw = {a.text: state.evidence[i] for i, a in enumerate(state.plan.atoms)}
+            fused = fuse_scores(
+                state.plan.logic, raw, op=self.op, negation_weight=self.negation_weight
+            )
+            state.set_signal("fusion", fused)

@@ -1,0 +1,137 @@
+"""The indexes a pipeline searches, and batched, memoised access to them.
+
+Stages are small configuration objects; the heavy resources (documents, the dense
+encoder and FAISS index, sentence vectors, the SPLADE and BM25 indexes) live in one
+:class:`SearchContext` per ``search_batch`` call. It encodes every query-side text of the
+batch in one encoder call and searches them in one index call: stages first declare the
+texts and depths they will need (:meth:`want`), then read the results (:meth:`search`,
+:meth:`vectors`) from memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from logic_rag.corpus import Document
+
+if TYPE_CHECKING:
+    from logic_rag.index.passages import PassageVectors
+    from logic_rag.retriever import Retriever
+
+__all__ = ["SearchContext", "Resources"]
+
+
+class Resources:
+    """The long-lived indexes of one retriever (shared by every search)."""
+
+    def __init__(
+        self,
+        dense: Retriever,
+        *,
+        passages: PassageVectors | None = None,
+        sparse: Any | None = None,
+    ) -> None:
+        self.dense = dense
+        self.passages = passages
+        self.sparse = sparse
+        self._vectors: np.ndarray | None = None
+        self._bm25: Any | None = None
+        self._rows: dict[str, int] | None = None
+        self._hashes: list[str | None] | None = None
+
+    @property
+    def documents(self) -> list[Document]:
+        return self.dense.documents
+
+    def __len__(self) -> int:
+        return len(self.dense)
+
+    def doc_vectors(self) -> np.ndarray:
+        """All document vectors (a zero-copy view for flat/HNSW indexes)."""
+        if self._vectors is None:
+            self._vectors = self.dense.index.vectors()
+        return self._vectors
+
+    def bm25(self) -> Any:
+        """A BM25 index over the documents, built on first use (seconds per 100k)."""
+        if self._bm25 is None:
+            from logic_rag.index.bm25 import BM25Index
+
+            self._bm25 = BM25Index([d.content for d in self.documents])
+        return self._bm25
+
+    def rows_by_id(self) -> dict[str, int]:
+        if self._rows is None:
+            self._rows = {d.id: i for i, d in enumerate(self.documents)}
+        return self._rows
+
+    def doc_hash(self, row: int) -> str:
+        """SHA-1 of a document's content: the document part of verifier cache keys."""
+        if self._hashes is None:
+            self._hashes = [None] * len(self.documents)
+        cached = self._hashes[row]
+        if cached is None:
+            text = self.documents[row].content.encode("utf-8", "surrogatepass")
+            cached = self._hashes[row] = hashlib.sha1(text).hexdigest()
+        return cached
+
+
+class SearchContext:
+    """Per-batch view of :class:`Resources` with one encoder call and one index call."""
+
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+        self._wanted: dict[str, int] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self._results: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+
+    # ---------------------------------------------------------------- declared needs
+    def want(self, texts: Sequence[str], depth: int = 0) -> None:
+        """Declare query-side texts to encode and, with ``depth``, to search that deep."""
+        for text in texts:
+            self._wanted[text] = max(self._wanted.get(text, 0), depth)
+
+    def run_wanted(self) -> None:
+        """Encode every declared text in one call and search them in one index call."""
+        todo = [t for t in self._wanted if t not in self._vectors]
+        if todo:
+            encoded = self.resources.dense.encoder.encode_queries(todo)
+            self._vectors.update(zip(todo, encoded, strict=True))
+        search = [
+            t
+            for t, d in self._wanted.items()
+            if d > 0 and (t not in self._results or self._results[t][2] < d)
+        ]
+        if search:
+            depth = min(max(self._wanted[t] for t in search), len(self.resources))
+            scores, ids = self.resources.dense.index.search(
+                np.stack([self._vectors[t] for t in search]), depth
+            )
+            for t, s, i in zip(search, scores, ids, strict=True):
+                self._results[t] = (s, i, depth)
+        self._wanted.clear()
+
+    # ---------------------------------------------------------------- reads
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Query-side embeddings of ``texts`` (encoded now if not declared before)."""
+        missing = [t for t in texts if t not in self._vectors]
+        if missing:
+            self.want(missing)
+            self.run_wanted()
+        return np.stack([self._vectors[t] for t in texts])
+
+    def search(self, text: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``depth`` nearest documents of ``text`` (scores, rows; no -1 padding)."""
+        depth = min(depth, len(self.resources))
+        cached = self._results.get(text)
+        if cached is None or cached[2] < depth:
+            self.want([text], depth)
+            self.run_wanted()
+            cached = self._results[text]
+        scores, ids, _ = cached
+        keep = ids[:depth] >= 0
+        return scores[:depth][keep], ids[:depth][keep]

@@ -1,0 +1,121 @@
+"""The last stages: combine signals into a score, keep the top k, continue the ranking.
+
+* :class:`Combine` scores every candidate as a weighted sum of named signals: ``cosine``
+  (whole-query cosine, computed for every candidate), ``truth`` (soft logic), ``fusion``,
+  ``rrf`` (reciprocal-rank fusion of the candidate sources), or any source's own score by
+  its name (``dense``, ``bm25``, ``splade`` …; documents it did not return score below
+  its lowest).
+* :class:`TopK` orders the candidates by score and keeps the batch's ``k``.
+* :class:`Backfill` continues with a source's ranking below the scored candidates when
+  fewer than ``k`` remain (PyTerrier's ``^``), so a query never returns fewer hits than
+  plain retrieval would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from logic_rag.pipeline.context import SearchContext
+from logic_rag.pipeline.stage import Stage
+from logic_rag.pipeline.state import QueryState, SearchBatch
+
+__all__ = ["Combine", "TopK", "Backfill", "signal"]
+
+#: Reciprocal-rank-fusion constant (Cormack et al.).
+RRF_K = 60
+
+
+def signal(state: QueryState, name: str, ctx: SearchContext) -> np.ndarray:
+    """The per-candidate values of signal ``name`` (computed and stored on first use)."""
+    if name in state.signals:
+        return state.signals[name]
+    if name == "cosine":
+        query = ctx.vectors([state.plan.text])[0]
+        values = ctx.resources.doc_vectors()[state.candidates] @ query
+    elif name == "rrf":
+        values = np.zeros(len(state.candidates))
+        position = {d: i for i, d in enumerate(state.candidates.tolist())}
+        for ranked in state.sources.values():
+            for rank, doc in enumerate(ranked.ids.tolist(), 1):
+                values[position[doc]] += 1.0 / (RRF_K + rank)
+    elif name in state.sources:
+        ranked = state.sources[name]
+        by_doc = dict(zip(ranked.ids.tolist(), ranked.scores.tolist(), strict=True))
+        floor = (min(by_doc.values()) if by_doc else 0.0) - 1.0
+        values = np.array([by_doc.get(d, floor) for d in state.candidates.tolist()])
+    else:
+        known = ["cosine", "rrf", *state.signals, *state.sources]
+        raise KeyError(
+            f"no signal {name!r} for this query; known here: {', '.join(known)}. A signal "
+            f"like 'truth' needs its stage (SoftLogic) earlier in the pipeline"
+        )
+    state.set_signal(name, values)
+    return state.signals[name]
+
+
+@dataclass(frozen=True)
+class Combine(Stage):
+    """``score = Σ weight × signal``; ``weights`` is a tuple of ``(signal, weight)``.
+
+    Build it as ``Combine.of(cosine=1.0, truth=0.5)``. With ``single`` set, a query whose
+    logic has a single atom (nothing to combine) is scored by that signal alone, so plain
+    queries are not changed by the logic stages.
+    """
+
+    weights: tuple[tuple[str, float], ...]
+    single: str | None = None
+
+    @classmethod
+    def of(cls, single: str | None = None, **weights: float) -> Combine:
+        return cls(tuple(weights.items()), single)
+
+    def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        if "cosine" in dict(self.weights) or self.single == "cosine":
+            ctx.want([q.plan.text for q in batch])
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        for state in batch:
+            if not len(state.candidates):
+                state.score = np.zeros(0)
+                continue
+            if self.single is not None and not state.plan.has_logic:
+                state.score = signal(state, self.single, ctx).copy()
+                continue
+            score = np.zeros(len(state.candidates))
+            for name, weight in self.weights:
+                if weight:
+                    score += weight * signal(state, name, ctx)
+            state.score = score
+
+
+@dataclass(frozen=True)
+class TopK(Stage):
+    """Order the candidates by score (stable: ties keep candidate order), keep ``k``."""
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        for state in batch:
+            if state.score is None:
+                raise ValueError("TopK needs a score: put a Combine stage before it")
+            state.ranked = np.argsort(-state.score, kind="stable")[: batch.k]
+
+
+@dataclass(frozen=True)
+class Backfill(Stage):
+    """Below the ranked candidates, continue the whole-query dense ranking up to ``k``."""
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        for state in batch:
+            order = state.ranked if state.ranked is not None else np.zeros(0, np.int64)
+            missing = batch.k - len(order)
+            if missing <= 0:
+                continue
+            depth = min(len(state.candidates) + batch.k, len(ctx.resources))
+            _scores, ids = ctx.search(state.plan.text, depth)
+            seen = set(state.candidates.tolist())
+            tail = np.array([d for d in ids.tolist() if d not in seen][:missing], dtype=np.int64)
+            if len(tail):
+                scores = state.score[order] if state.score is not None else np.zeros(0)
+                floor = (scores.min() if len(scores) else 0.0) - 1.0
+                state.tail = (tail, floor - np.arange(len(tail), dtype=np.float64) * 1e-6)

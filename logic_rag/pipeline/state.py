@@ -1,0 +1,144 @@
+"""What flows through a search pipeline: one :class:`QueryState` per query of a batch.
+
+Data flows one way: text -> :class:`QueryPlan` (the logic) -> candidates -> constraint
+probabilities -> truth -> score -> hits. Each stage reads the fields earlier stages
+filled and fills its own; nothing is passed around as untyped columns. Candidates are
+fixed once the first scoring stage has run (``freeze``), so every per-candidate array of a
+query has the same length and order as ``candidates``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from logic_rag.query.algebra import Atom, LogicalQuery, negated_atoms
+from logic_rag.query.decompose import Decomposition
+
+__all__ = ["QueryPlan", "Ranked", "QueryState", "SearchBatch"]
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """A query's text, its logic and the atoms whose constraints are checked."""
+
+    text: str
+    logic: LogicalQuery
+    decomposition: Decomposition | None = None
+
+    @property
+    def atoms(self) -> tuple[Atom, ...]:
+        from logic_rag.query.algebra import atoms
+
+        return tuple(atoms(self.logic))
+
+    @property
+    def negated(self) -> frozenset[Atom]:
+        return frozenset(negated_atoms(self.logic))
+
+    @property
+    def has_logic(self) -> bool:
+        """True when the query has more than one atom (a single atom is plain retrieval)."""
+        return len(self.atoms) > 1
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One candidate source's ranking for a query: document rows and their scores."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+
+
+@dataclass
+class QueryState:
+    """Everything the pipeline knows about one query so far.
+
+    Attributes:
+        plan: the query's logic.
+        candidates: document rows (unique) the later stages score.
+        sources: each candidate source's own ranking, by source name (for fusion,
+            backfill and explanations).
+        signals: per-candidate scores by name (``dense``, ``truth``, ``rrf`` …), each
+            aligned with ``candidates``.
+        probs: P(candidate satisfies atom), shape ``(atoms, candidates)``, from the last
+            verifier; ``evidence`` the verifier's raw scores (same shape).
+        checked_by: the verifier that produced each entry of ``probs`` (for explanations).
+        score: the final ranking score, aligned with ``candidates``.
+        ranked: the final order, as positions into ``candidates`` (best first).
+        tail: documents (rows, scores) appended below the ranked candidates (backfill).
+        info: notes that end up in every hit's ``logic`` (e.g. a capped composition).
+    """
+
+    plan: QueryPlan
+    candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    sources: dict[str, Ranked] = field(default_factory=dict)
+    signals: dict[str, np.ndarray] = field(default_factory=dict)
+    probs: np.ndarray | None = None
+    evidence: np.ndarray | None = None
+    checked_by: list[str] = field(default_factory=list)
+    score: np.ndarray | None = None
+    ranked: np.ndarray | None = None
+    tail: tuple[np.ndarray, np.ndarray] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    frozen: bool = False
+
+    def add_candidates(self, source: str, ids: np.ndarray, scores: np.ndarray) -> None:
+        """Record ``source``'s ranking and add its documents to the candidates (union)."""
+        if self.frozen:
+            raise RuntimeError(
+                f"candidate source {source!r} runs after scoring began; put candidate "
+                f"stages first in the pipeline"
+            )
+        ids = np.asarray(ids, dtype=np.int64)
+        scores = np.asarray(scores, dtype=np.float64)
+        keep = (ids >= 0) & np.isfinite(scores)
+        self.sources[source] = Ranked(ids[keep], scores[keep])
+        new = ids[keep]
+        if len(self.candidates) == 0:
+            # Keep the first source's order: a stable tie-break for equal scores later.
+            _, first = np.unique(new, return_index=True)
+            self.candidates = new[np.sort(first)]
+        else:
+            seen = set(self.candidates.tolist())
+            extra = [d for d in dict.fromkeys(new.tolist()) if d not in seen]
+            if extra:
+                self.candidates = np.concatenate([self.candidates, np.array(extra, np.int64)])
+
+    def freeze(self) -> None:
+        """Fix the candidate set; called by the first stage that scores candidates."""
+        self.frozen = True
+
+    def set_signal(self, name: str, values: np.ndarray) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != self.candidates.shape:
+            raise ValueError(
+                f"signal {name!r} has shape {values.shape}, the candidates {self.candidates.shape}"
+            )
+        self.freeze()
+        self.signals[name] = values
+
+    def set_probs(self, probs: np.ndarray, evidence: np.ndarray | None, verifier: str) -> None:
+        shape = (len(self.plan.atoms), len(self.candidates))
+        if probs.shape != shape:
+            raise ValueError(f"probabilities have shape {probs.shape}, expected {shape}")
+        self.freeze()
+        self.probs = np.asarray(probs, dtype=np.float64)
+        self.evidence = None if evidence is None else np.asarray(evidence, dtype=np.float64)
+        self.checked_by = [verifier] * len(self.candidates)
+
+
+@dataclass
+class SearchBatch:
+    """The queries of one ``search_batch`` call and the number of hits wanted."""
+
+    queries: list[QueryState]
+    k: int
+
+    def __iter__(self):
+        return iter(self.queries)
+
+    def __len__(self) -> int:
+        return len(self.queries)

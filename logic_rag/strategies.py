@@ -1,0 +1,210 @@
+"""Named search strategies: each is one composition of pipeline stages.
+
+``LogicRetriever(strategy="rerank")`` looks the name up here and runs the pipeline it
+builds from the retriever's :class:`LogicConfig`. A new strategy is one entry::
+
+    "vanilla":  DenseCandidates() >> Combine(dense) >> TopK()
+    "rerank":   DenseCandidates(100) >> Verify(embedding) >> SoftLogic() >> Combine(cosine + ½ truth)
+                >> TopK() >> Backfill()
+    "setops":   DenseCandidates(100) >> AtomCandidates(300) >> Verify(embedding) >> SoftLogic()
+                >> Combine(truth + 0.1 cosine) >> TopK() >> Backfill()
+
+Run ``logic-rag strategies`` (or read :data:`STRATEGIES`) for the full list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from logic_rag.candidates.atoms import AtomCandidates
+from logic_rag.candidates.dense import DenseCandidates
+from logic_rag.candidates.orthogonal import OrthogonalCandidates
+from logic_rag.candidates.splade import SpladeCandidates
+from logic_rag.compose.logic import ScoreFusion, SoftLogic
+from logic_rag.compose.soft_logic import TNorm
+from logic_rag.pipeline.ranking import Backfill, Combine, TopK
+from logic_rag.pipeline.stage import Pipeline, Stage
+from logic_rag.verifiers.base import Verify
+from logic_rag.verifiers.embedding import EmbeddingVerifier
+
+__all__ = ["LogicConfig", "Strategy", "STRATEGIES", "DENSE_STRATEGIES", "SPARSE_STRATEGIES"]
+
+
+@dataclass(frozen=True)
+class LogicConfig:
+    """Knobs of the logical strategies; defaults were chosen by measurement (see README).
+
+    Attributes:
+        candidates: whole-query candidates that ``rerank`` re-scores (and that ``setops``
+            and ``fusion`` add to the atoms' candidates).
+        atom_depth: neighbours retrieved per atom; they calibrate the atom and, for
+            ``setops``/``fusion``, are candidates.
+        threshold_rank: the atom's neighbour at this rank marks p = 0.5.
+        temperature: width of the calibration sigmoid, in cosine units.
+        passage_weight: share of the best-sentence similarity in an atom's evidence (the
+            rest is the whole-document similarity); used when passage vectors exist.
+        rerank_weight: weight of the soft truth added to the whole-query score.
+        setops_query_weight: weight of the whole-query score inside ``setops``.
+        tnorm: ``product`` or ``godel`` (min/max) fuzzy connectives.
+        negation_weight: how much ``fusion`` subtracts for a negated atom.
+        min_confidence: decompositions less confident than this fall back to ``vanilla``.
+    """
+
+    candidates: int = 100
+    atom_depth: int = 300
+    threshold_rank: int = 20
+    temperature: float = 0.1
+    passage_weight: float = 0.5
+    rerank_weight: float = 0.5
+    setops_query_weight: float = 0.1
+    tnorm: TNorm = "product"
+    negation_weight: float = 1.0
+    min_confidence: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
+            raise ValueError("candidates, atom_depth and threshold_rank must be >= 1")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be positive")
+        if not 0.0 <= self.passage_weight <= 1.0:
+            raise ValueError("passage_weight must be in [0, 1]")
+
+    def embedding_verifier(self) -> EmbeddingVerifier:
+        return EmbeddingVerifier(
+            atom_depth=self.atom_depth,
+            threshold_rank=self.threshold_rank,
+            temperature=self.temperature,
+            passage_weight=self.passage_weight,
+        )
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named composition: ``build(config)`` returns its pipeline.
+
+    ``decompose`` is False for strategies that ignore the logic (``vanilla``), so they
+    skip the decomposer; ``needs_sparse`` marks the SPLADE ones.
+    """
+
+    name: str
+    description: str
+    build: Callable[[LogicConfig], Stage]
+    decompose: bool = True
+    needs_sparse: bool = False
+
+
+def _vanilla(cfg: LogicConfig) -> Stage:
+    return DenseCandidates() >> Combine.of(dense=1.0) >> TopK()
+
+
+def _rerank(cfg: LogicConfig) -> Stage:
+    return (
+        DenseCandidates(cfg.candidates)
+        >> Verify(cfg.embedding_verifier())
+        >> SoftLogic(cfg.tnorm)
+        >> Combine.of(cosine=1.0, truth=cfg.rerank_weight)
+        >> TopK()
+        >> Backfill()
+    )
+
+
+def _atom_pool(cfg: LogicConfig) -> Stage:
+    return DenseCandidates(cfg.candidates) >> AtomCandidates(cfg.atom_depth)
+
+
+def _setops(cfg: LogicConfig) -> Stage:
+    return (
+        _atom_pool(cfg)
+        >> Verify(cfg.embedding_verifier())
+        >> SoftLogic(cfg.tnorm)
+        >> Combine.of(truth=1.0, cosine=cfg.setops_query_weight)
+        >> TopK()
+        >> Backfill()
+    )
+
+
+def _fusion(op: str) -> Callable[[LogicConfig], Stage]:
+    def build(cfg: LogicConfig) -> Stage:
+        return (
+            _atom_pool(cfg)
+            >> Verify(cfg.embedding_verifier())
+            >> ScoreFusion(op, cfg.negation_weight)  # type: ignore[arg-type]
+            >> Combine.of(fusion=1.0)
+            >> TopK()
+            >> Backfill()
+        )
+
+    return build
+
+
+def _explained(source: Stage, signal: str) -> Callable[[LogicConfig], Stage]:
+    """A strategy whose own ranking is final; the embedding verifier only explains it."""
+
+    def build(cfg: LogicConfig) -> Stage:
+        return source >> Verify(cfg.embedding_verifier()) >> Combine.of(**{signal: 1.0}) >> TopK()
+
+    return build
+
+
+def _splade(mode: str) -> Callable[[LogicConfig], Stage]:
+    def build(cfg: LogicConfig) -> Stage:
+        source = SpladeCandidates(mode, negation_weight=cfg.negation_weight)  # type: ignore[arg-type]
+        return _explained(source, "splade")(cfg)
+
+    return build
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("vanilla", "whole-query dense retrieval, no logic", _vanilla, decompose=False),
+        Strategy(
+            "rerank",
+            "whole-query candidates re-scored with the soft truth of the decomposed query",
+            _rerank,
+        ),
+        Strategy(
+            "setops",
+            "soft set algebra over calibrated atom evidence; candidates from the whole query "
+            "and each positive atom",
+            _setops,
+        ),
+        Strategy("fusion", "score fusion of atom evidence: AND +, OR max, NOT −", _fusion("sum")),
+        Strategy("fusion-product", "score fusion with AND as a product", _fusion("product")),
+        Strategy(
+            "orthogonal",
+            "the query vector projected away from negated atoms",
+            _explained(OrthogonalCandidates(), "orthogonal"),
+        ),
+        Strategy("splade", "whole-query SPLADE", _splade("query"), needs_sparse=True),
+        Strategy(
+            "splade-compose",
+            "Krasakis et al.: AND -> combined pseudo-terms, OR -> MaxPool, NOT -> "
+            "disentangled negation",
+            _splade("compose"),
+            needs_sparse=True,
+        ),
+        Strategy(
+            "splade-nrf",
+            "SPLADE: AND -> sum, OR -> MaxPool, NOT -> A − λB",
+            _splade("nrf"),
+            needs_sparse=True,
+        ),
+    )
+}
+
+DENSE_STRATEGIES = tuple(n for n, s in STRATEGIES.items() if not s.needs_sparse)
+SPARSE_STRATEGIES = tuple(n for n, s in STRATEGIES.items() if s.needs_sparse)
+
+
+def pipeline_of(name: str, config: LogicConfig) -> Pipeline:
+    """The pipeline of strategy ``name`` (a clear error for unknown names)."""
+    try:
+        strategy = STRATEGIES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}"
+        ) from None
+    built = strategy.build(config)
+    return built if isinstance(built, Pipeline) else Pipeline((built,))

@@ -1,0 +1,186 @@
+"""Constraint verifiers: P(document satisfies atom), and the stage that applies them.
+
+A verifier answers "is this page a 1990s Italian crime film?" for many (atom, document)
+pairs at once. Three kinds ship, one file each: :mod:`.embedding` (calibrated cosine
+evidence, free once the index exists), :mod:`.cross_encoder` (a sentence-transformers
+``CrossEncoder``), :mod:`.llm` (yes/no log-probabilities from any generator). The pipeline
+stage :class:`Verify` hands a verifier every query's atoms and candidates in one call, so
+a model sees one big batch; :class:`PairVerifier` adds a bounded cache keyed by
+(verifier fingerprint, atom, document hash) for the verifiers whose pairs are
+independent of each other.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from logic_rag.pipeline.context import SearchContext
+from logic_rag.pipeline.stage import Stage
+from logic_rag.pipeline.state import SearchBatch
+from logic_rag.verifiers.cache import PairCache
+
+__all__ = ["CheckRequest", "Checked", "Verifier", "PairVerifier", "Verify"]
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Check each of ``atoms`` against each document row in ``rows`` (one query)."""
+
+    atoms: tuple[str, ...]
+    rows: np.ndarray
+
+
+@dataclass(frozen=True)
+class Checked:
+    """``probs``: P(row satisfies atom), shape ``(atoms, rows)``; ``evidence``: the raw
+    scores they were calibrated from (same shape), where the verifier has them."""
+
+    probs: np.ndarray
+    evidence: np.ndarray | None = None
+
+
+class Verifier(abc.ABC):
+    """Base class: subclasses are frozen dataclasses, so equal settings compare equal."""
+
+    #: Short name, used in explanations and the ``verifier=`` option.
+    name: str = "verifier"
+
+    def warm_up(self) -> None:
+        """Load models now rather than on the first search (optional)."""
+        return None
+
+    def prepare(self, atoms: Sequence[str], ctx: SearchContext) -> None:
+        """Declare query-side texts to encode or search (``ctx.want``); default: none."""
+        return None
+
+    @abc.abstractmethod
+    def check(self, requests: Sequence[CheckRequest], ctx: SearchContext) -> list[Checked]:
+        """One :class:`Checked` per request, in order."""
+
+    def describe(self) -> str:
+        from dataclasses import fields, is_dataclass
+
+        if not is_dataclass(self):
+            return type(self).__name__
+        shown = [f for f in fields(self) if f.repr]
+        return (
+            f"{type(self).__name__}("
+            + ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in shown)
+            + ")"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class PairVerifier(Verifier):
+    """A verifier whose score of a pair depends on the atom and the document text alone.
+
+    Subclasses implement :meth:`score_texts` (raw scores for ``(atom, document text)``
+    pairs, batched) and :meth:`probability` (raw score -> P). Scores are cached by
+    (:meth:`fingerprint`, atom, document hash).
+    """
+
+    cache: PairCache = field(default_factory=PairCache, compare=False, repr=False)
+
+    @abc.abstractmethod
+    def fingerprint(self) -> str:
+        """Identifies the model and prompt: part of every cache key."""
+
+    @abc.abstractmethod
+    def score_texts(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Raw scores of ``(atom, document text)`` pairs, shape ``(len(pairs),)``."""
+
+    def probability(self, raw: np.ndarray) -> np.ndarray:
+        """Map raw scores to probabilities; default: a logistic sigmoid of logits."""
+        return 1.0 / (1.0 + np.exp(-np.clip(raw, -60.0, 60.0)))
+
+    def _raw(self, pairs: Sequence[tuple[str, str]], hashes: Sequence[str]) -> np.ndarray:
+        keys = [(atom, h) for (atom, _), h in zip(pairs, hashes, strict=True)]
+        return self.cache.get_or_compute(
+            self.fingerprint(), keys, lambda missing: self.score_texts([pairs[i] for i in missing])
+        )
+
+    def verify_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(document satisfies atom) for ``(atom, document text)`` pairs (cached)."""
+        import hashlib
+
+        hashes = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for _, t in pairs]
+        return self.probability(self._raw(pairs, hashes))
+
+    def check(self, requests: Sequence[CheckRequest], ctx: SearchContext) -> list[Checked]:
+        docs = ctx.resources.documents
+        pairs: list[tuple[str, str]] = []
+        hashes: list[str] = []
+        for request in requests:
+            for atom in request.atoms:
+                for row in request.rows.tolist():
+                    pairs.append((atom, docs[row].content))
+                    hashes.append(ctx.resources.doc_hash(row))
+        raw = self._raw(pairs, hashes) if pairs else np.zeros(0)
+        out, start = [], 0
+        for request in requests:
+            n = len(request.atoms) * len(request.rows)
+            block = raw[start : start + n].reshape(len(request.atoms), len(request.rows))
+            out.append(Checked(self.probability(block), block))
+            start += n
+        return out
+
+
+@dataclass(frozen=True)
+class Verify(Stage):
+    """Fill every query's constraint probabilities with ``verifier``.
+
+    With ``top``, only each query's ``top`` best candidates by the current score are
+    checked (for costly verifiers: an LLM re-checks what cheaper evidence ranked high);
+    the others keep the probabilities an earlier verifier gave them. ``weight`` blends the
+    new probabilities with the earlier ones (1: replace them).
+    """
+
+    verifier: Verifier
+    top: int | None = None
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.top is not None and self.top < 1:
+            raise ValueError("top must be >= 1")
+        if not 0.0 < self.weight <= 1.0:
+            raise ValueError("weight must be in (0, 1]")
+
+    def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        self.verifier.prepare([a.text for q in batch for a in q.plan.atoms], ctx)
+
+    def _positions(self, state: Any) -> np.ndarray:
+        n = len(state.candidates)
+        if self.top is None or self.top >= n:
+            return np.arange(n)
+        if state.score is None:
+            return np.arange(self.top)  # source order: the first source's best first
+        return np.argsort(-state.score, kind="stable")[: self.top]
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        states = [q for q in batch if len(q.candidates) and q.plan.atoms]
+        positions = [self._positions(q) for q in states]
+        requests = [
+            CheckRequest(tuple(a.text for a in q.plan.atoms), q.candidates[p])
+            for q, p in zip(states, positions, strict=True)
+        ]
+        checked = self.verifier.check(requests, ctx) if requests else []
+        for state, pos, result in zip(states, positions, checked, strict=True):
+            full = len(pos) == len(state.candidates) and self.weight == 1.0
+            if full or state.probs is None:
+                if not full:
+                    raise ValueError(
+                        f"Verify({self.verifier.name}, top={self.top}) needs an earlier "
+                        f"verifier to give the unchecked candidates a probability"
+                    )
+                state.set_probs(result.probs, result.evidence, self.verifier.name)
+                continue
+            probs = state.probs.copy()
+            probs[:, pos] = self.weight * result.probs + (1.0 - self.weight) * probs[:, pos]
+            state.probs = probs
+            for p in pos.tolist():
+                state.checked_by[p] = self.verifier.name

@@ -1,0 +1,93 @@
+"""Embedding evidence, calibrated per atom against its own corpus neighbourhood.
+
+The evidence that a document satisfies an atom is the cosine similarity of the atom's
+query-side embedding to the document vector, mixed with its best-matching sentence
+(``passage_weight``; sentence vectors are stored in the index). Raw similarities are not
+comparable across atoms, so each atom is calibrated against its ``atom_depth`` nearest
+documents: the evidence of its ``threshold_rank``-th neighbour marks p = 0.5 (see
+:mod:`logic_rag.compose.calibration`). The neighbourhood comes from the same batched
+index search as the candidates, so the check costs a few matrix products.
+
+Over a bare list of candidates (a reranker on someone else's store) the candidates are the
+only corpus there is: the calibration then uses them as the neighbourhood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from logic_rag.compose.calibration import atom_thresholds, calibrate
+from logic_rag.pipeline.context import SearchContext
+from logic_rag.verifiers.base import Checked, CheckRequest, Verifier
+
+__all__ = ["EmbeddingVerifier"]
+
+
+@dataclass(frozen=True)
+class EmbeddingVerifier(Verifier):
+    """Calibrated cosine evidence (document and best sentence) for every atom.
+
+    Attributes:
+        atom_depth: neighbours searched per atom (its calibration neighbourhood).
+        threshold_rank: the neighbour whose evidence marks p = 0.5 (capped at a quarter
+            of the corpus, since a category rarely holds most of it).
+        temperature: width of the calibration sigmoid, in cosine units.
+        passage_weight: share of the best-sentence similarity in the evidence.
+    """
+
+    atom_depth: int = 300
+    threshold_rank: int = 20
+    temperature: float = 0.1
+    passage_weight: float = 0.5
+    name: str = "embedding"
+
+    def __post_init__(self) -> None:
+        if self.atom_depth < 1 or self.threshold_rank < 1:
+            raise ValueError("atom_depth and threshold_rank must be >= 1")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be positive")
+        if not 0.0 <= self.passage_weight <= 1.0:
+            raise ValueError("passage_weight must be in [0, 1]")
+
+    def prepare(self, atoms: Sequence[str], ctx: SearchContext) -> None:
+        ctx.want(list(atoms), self.atom_depth)
+
+    def evidence(
+        self, atom_vectors: np.ndarray, rows: np.ndarray, ctx: SearchContext
+    ) -> np.ndarray:
+        """Document similarity mixed with best-sentence similarity, ``(atoms, rows)``."""
+        resources = ctx.resources
+        sims = atom_vectors @ resources.doc_vectors()[rows].T
+        if resources.passages is None or self.passage_weight == 0.0:
+            return sims
+        alpha = self.passage_weight
+        return (1.0 - alpha) * sims + alpha * resources.passages.max_sim(atom_vectors, rows)
+
+    def check(self, requests: Sequence[CheckRequest], ctx: SearchContext) -> list[Checked]:
+        return [self._check_one(r, ctx) for r in requests]
+
+    def _check_one(self, request: CheckRequest, ctx: SearchContext) -> Checked:
+        atoms, cand = list(request.atoms), np.asarray(request.rows, dtype=np.int64)
+        vectors = ctx.vectors(atoms)
+        depth = min(self.atom_depth, len(ctx.resources))
+        neighbours = np.stack([_padded(ctx.search(a, depth)[1], depth) for a in atoms])
+        union, inverse = np.unique(np.concatenate([cand, neighbours.ravel()]), return_inverse=True)
+        valid = union >= 0
+        evidence = np.full((len(atoms), len(union)), -np.inf)
+        evidence[:, valid] = self.evidence(vectors, union[valid], ctx)
+        at_cand = evidence[:, inverse[: len(cand)]]
+        at_neighbours = np.take_along_axis(
+            evidence, inverse[len(cand) :].reshape(neighbours.shape), axis=1
+        )
+        rank = min(self.threshold_rank, max(1, len(ctx.resources) // 4))
+        thresholds = atom_thresholds(-np.sort(-at_neighbours, axis=1), rank)
+        return Checked(calibrate(at_cand, thresholds, self.temperature), at_cand)
+
+
+def _padded(ids: np.ndarray, depth: int) -> np.ndarray:
+    if len(ids) >= depth:
+        return ids[:depth]
+    return np.concatenate([ids, np.full(depth - len(ids), -1, dtype=np.int64)])
