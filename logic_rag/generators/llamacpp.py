@@ -24,6 +24,7 @@ transformers uses), so the backends see identical token sequences.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -39,7 +40,13 @@ from logic_rag.generators.base import (
     choice_token_ids,
 )
 
-__all__ = ["LLAMACPP_INSTALL_HINT", "LlamaCppGenerator", "llamacpp_available", "resolve_gguf"]
+__all__ = [
+    "LLAMACPP_INSTALL_HINT",
+    "LlamaCppGenerator",
+    "close_models",
+    "llamacpp_available",
+    "resolve_gguf",
+]
 
 LLAMACPP_INSTALL_HINT = (
     "llama-cpp-python is not installed in this environment. It ships as source only; build "
@@ -52,6 +59,24 @@ LLAMACPP_INSTALL_HINT = (
 _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 _LOCKS: dict[int, threading.Lock] = {}
+
+
+def close_models() -> int:
+    """Free every cached ``Llama``; return how many.
+
+    Registered with :mod:`atexit` when a model loads: a ``Llama`` still alive at
+    interpreter shutdown is freed after llama-cpp-python's own globals are gone, which
+    prints "Exception ignored in Llama.__del__" for every model.
+    """
+    with _MODELS_LOCK:
+        models = list(_MODELS.values())
+        _MODELS.clear()
+        _LOCKS.clear()
+    for llm in models:
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()
+    return len(models)
 
 
 def llamacpp_available() -> bool:
@@ -120,6 +145,8 @@ class LlamaCppGenerator:
             if key not in _MODELS:
                 from llama_cpp import Llama
 
+                atexit.unregister(close_models)
+                atexit.register(close_models)
                 _MODELS[key] = Llama(
                     model_path=path,
                     n_ctx=self.n_ctx,
