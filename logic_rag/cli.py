@@ -62,6 +62,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
     query = check_unicode(args.query, "the query")  # undecodable command-line bytes
     retriever = LogicRetriever.load(args.index_dir, model=args.model)
+    if args.decomposer != "rules":
+        from logic_rag.query.auto import make_decomposer
+
+        retriever.decomposer = make_decomposer(args.decomposer, model=args.decomposer_model)
     hits = retriever.search(query, k=args.k, strategy=args.strategy)
     if args.json:
         keep = None if args.explain else ("id", "title", "score", "text")
@@ -152,6 +156,8 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
         index=args.index,
         gold_logic=args.gold_logic,
         depth=args.depth,
+        decomposer=args.decomposer,
+        decomposer_model=args.decomposer_model,
     )
     print_table(results)
     return 0
@@ -189,6 +195,22 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         return int(recipe_main(args.recipe, args.rest) or 0)
     raise ValueError(  # pragma: no cover - argparse restricts the choices
         f"unknown recipe {args.recipe!r}"
+    )
+
+
+def _add_decomposer_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--decomposer",
+        choices=("rules", "llm", "auto"),
+        default="rules",
+        help="how queries are decomposed: rules (default), llm (--decomposer-model, "
+        "grammar-constrained JSON on llama.cpp), auto (the LLM only where the rules are "
+        "unsure; see logic_rag.query.auto)",
+    )
+    p.add_argument(
+        "--decomposer-model",
+        default="qwen2.5-1.5b",
+        help="generator spec for --decomposer llm/auto (default qwen2.5-1.5b)",
     )
 
 
@@ -240,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="vanilla, rerank (default), setops, fusion, fusion-product, orthogonal, splade, "
         "splade-compose, splade-nrf",
     )
+    _add_decomposer_flags(p)
     p.set_defaults(func=_cmd_search)
 
     p = sub.add_parser("eval", help="evaluate retrieval on a benchmark")
@@ -270,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use the QUEST template and atoms instead of the decomposer",
     )
     e.add_argument("--depth", type=int, default=1000, help="ranking depth (default 1000)")
+    _add_decomposer_flags(e)
     e.set_defaults(func=_cmd_eval_quest)
 
     from logic_rag.evals.rag.cli import add_rag_parser

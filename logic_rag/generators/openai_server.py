@@ -28,9 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_rag.generators.base import GeneratorError, check_generate_args
+from logic_rag.generators.base import (
+    GeneratorError,
+    build_messages,
+    check_choices,
+    check_generate_args,
+    logprobs_from_top,
+)
 
-__all__ = ["OpenAIGenerator", "Server", "list_models", "serve"]
+__all__ = ["OpenAIGenerator", "Server", "TOP_LOGPROBS", "list_models", "serve"]
+
+#: How many first-token alternatives :meth:`OpenAIGenerator.choice_logprobs` asks for
+#: (vLLM's server allows 20 by default, OpenAI's API at most 20).
+TOP_LOGPROBS = 20
 
 
 def list_models(base_url: str, *, timeout: float = 5.0, api_key: str = "none") -> list[str]:
@@ -154,6 +164,69 @@ class OpenAIGenerator:
             return [self._one(p, system, max_tokens, temperature) for p in batch]
         with ThreadPoolExecutor(min(self.concurrency, len(batch))) as pool:
             return list(pool.map(lambda p: self._one(p, system, max_tokens, temperature), batch))
+
+    def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            self.base_url + path,
+            data=json.dumps(payload).encode(),
+            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
+        )
+        last: Exception | None = None
+        for _ in range(self.max_retries + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
+                    return json.load(response)
+            except urllib.error.HTTPError as exc:  # the server answered: retrying will not help
+                detail = exc.read().decode(errors="replace")[:500]
+                raise GeneratorError(f"{self.name}: {path} answered {exc.code}: {detail}") from exc
+            except (OSError, ValueError) as exc:
+                last = exc
+        raise GeneratorError(f"{self.name}: request failed: {last}") from last
+
+    def _top_first_tokens(self, prompt: str, system: str | None) -> list[tuple[str, float]]:
+        payload = {
+            "model": self.model,
+            "messages": build_messages(prompt, system),
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+        }
+        answer = self._post("/chat/completions", payload)
+        try:
+            content = answer["choices"][0]["logprobs"]["content"]
+            first = content[0]
+            top = [(t["token"], float(t["logprob"])) for t in first.get("top_logprobs") or []]
+            # The sampled token is a candidate too, should top_logprobs have left it out.
+            if first["token"] not in {token for token, _ in top}:
+                top.append((first["token"], float(first["logprob"])))
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise GeneratorError(
+                f"{self.name}: the server returned no logprobs (does it support "
+                f"`logprobs`/`top_logprobs`?): {str(answer)[:300]}"
+            ) from exc
+        return top
+
+    def choice_logprobs(
+        self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None
+    ) -> Any:
+        """First-token log-probabilities of each choice from the server's top 20.
+
+        One request per prompt (``max_tokens=1, logprobs=True, top_logprobs=20``), sent
+        ``concurrency`` at a time. The server's tokenizer is not known here, so a choice is
+        matched on its whole stripped text against the stripped returned tokens: use
+        choices that are single tokens of the served model ("Yes"/"No", digits). A choice
+        outside the top 20 gets the floor value (see ``ScoresChoices``).
+        """
+        import numpy as np
+
+        batch = check_generate_args(prompts, 1, 0.0)
+        keys = check_choices(choices)
+        if not batch:
+            return np.zeros((0, len(keys)), dtype=np.float64)
+        with ThreadPoolExecutor(min(self.concurrency, len(batch))) as pool:
+            tops = list(pool.map(lambda p: self._top_first_tokens(p, system), batch))
+        return np.stack([logprobs_from_top(top, keys) for top in tops])
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logic_rag.generators.base import GeneratorError, build_messages, check_generate_args
+from logic_rag.generators.base import (
+    GeneratorError,
+    build_messages,
+    check_generate_args,
+    choice_token_ids,
+)
 
 __all__ = ["TransformersGenerator", "load_causal_lm"]
 
@@ -28,15 +33,22 @@ _LOCKS_GUARD = threading.Lock()
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path: str, gguf_file: str | None, device: str) -> tuple[Any, Any]:
+def _load(
+    path: str, gguf_file: str | None, device: str, dtype: str | None = None
+) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     opts: dict[str, Any] = {"local_files_only": True}
     if gguf_file:
         opts["gguf_file"] = gguf_file
+    model_opts: dict[str, Any] = {}
+    if dtype is not None:
+        import torch
+
+        model_opts["dtype"] = getattr(torch, dtype)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **opts)
-        model = AutoModelForCausalLM.from_pretrained(path, **opts)
+        model = AutoModelForCausalLM.from_pretrained(path, **opts, **model_opts)
     except ImportError as exc:  # GGUF loading needs the optional `gguf` package
         raise GeneratorError(
             f"loading {path} failed: {exc}. GGUF models need `pip install gguf accelerate`"
@@ -53,7 +65,7 @@ def _load(path: str, gguf_file: str | None, device: str) -> tuple[Any, Any]:
     return tokenizer, model.to(device).eval()
 
 
-def load_causal_lm(model: str, device: str = "cpu") -> tuple[Any, Any]:
+def load_causal_lm(model: str, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
     """``(tokenizer, model)`` for a registry name or folder, loaded once per process."""
     from logic_rag.models import resolve_model
 
@@ -65,7 +77,7 @@ def load_causal_lm(model: str, device: str = "cpu") -> tuple[Any, Any]:
             f"model {model!r} is not a text generator (its config.json names no "
             f"*ForCausalLM architecture); use e.g. 'smollm2-135m' or 'qwen2.5-0.5b'"
         )
-    return _load(str(resolved.path), resolved.gguf_file, device)
+    return _load(str(resolved.path), resolved.gguf_file, device, dtype)
 
 
 def _is_causal_lm(folder: Path) -> bool:
@@ -87,7 +99,8 @@ class TransformersGenerator:
     """A registry name or local model folder, generating in this process.
 
     ``batch_size`` prompts go through ``model.generate`` together; ``context_window``
-    bounds prompt plus answer (older prompt tokens are cut first).
+    bounds prompt plus answer (older prompt tokens are cut first); ``dtype`` (e.g.
+    ``"bfloat16"``) overrides the weights' load dtype (GGUF dequantises to float32).
     """
 
     def __init__(
@@ -97,6 +110,7 @@ class TransformersGenerator:
         batch_size: int = 8,
         context_window: int = 2048,
         device: str = "cpu",
+        dtype: str | None = None,
     ) -> None:
         if batch_size < 1 or context_window < 2:
             raise ValueError("batch_size must be >= 1 and context_window >= 2")
@@ -104,6 +118,7 @@ class TransformersGenerator:
         self.batch_size = batch_size
         self.context_window = context_window
         self.device = device
+        self.dtype = dtype
         self.name = f"transformers:{model}"
 
     def __repr__(self) -> str:
@@ -111,7 +126,7 @@ class TransformersGenerator:
 
     def load(self) -> tuple[Any, Any]:
         """Load (or fetch from the per-process cache) the tokenizer and model."""
-        return load_causal_lm(self.model, self.device)
+        return load_causal_lm(self.model, self.device, self.dtype)
 
     def generate(
         self,
@@ -176,6 +191,65 @@ class TransformersGenerator:
             )
         new = generated[:, enc["input_ids"].shape[1] :]
         return [t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def choice_logprobs(
+        self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None
+    ) -> Any:
+        """Exact first-token log-probabilities of each choice (see ``ScoresChoices``).
+
+        One forward pass per batch of ``batch_size`` prompts; the log-softmax of the logits
+        at the last prompt position is read at every token that starts a choice. Exact: no
+        floor values are needed here.
+        """
+        import numpy as np
+
+        batch = check_generate_args(prompts, 1, 0.0)
+        tokenizer, model = self.load()
+        keys, ids = choice_token_ids(
+            choices,
+            lambda text: tokenizer.encode(text, add_special_tokens=False),
+            lambda token: tokenizer.decode([token]),
+        )
+        out = np.zeros((len(batch), len(keys)), dtype=np.float64)
+        if not batch:
+            return out
+        texts = [
+            tokenizer.apply_chat_template(
+                build_messages(p, system), add_generation_prompt=True, tokenize=False
+            )
+            for p in batch
+        ]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with _lock_for(model):
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start : start + self.batch_size]
+                logprobs = self._next_token_logprobs(tokenizer, model, [texts[i] for i in chunk])
+                for row, i in enumerate(chunk):
+                    for j, candidates in enumerate(ids):
+                        out[i, j] = float(np.logaddexp.reduce(logprobs[row, candidates]))
+        return out
+
+    def _next_token_logprobs(self, tokenizer: Any, model: Any, texts: list[str]) -> Any:
+        """``(len(texts), vocab)`` float64 log-softmax of the next token after each text."""
+        import torch
+
+        enc = tokenizer(
+            texts,
+            return_tensors="pt",
+            padding=True,
+            truncation=True,
+            max_length=self.context_window - 1,
+            add_special_tokens=False,
+        ).to(self.device)
+        mask = enc["attention_mask"]
+        # Left padding: positions count real tokens only, so a padded prompt sees the same
+        # positions as the prompt alone (generate() does this itself; forward() does not).
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            logits = model(
+                input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions
+            ).logits[:, -1, :]
+        return torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
 
     def as_llm(self, **options: Any) -> Any:
         """A LlamaIndex ``LLM`` over this generator (see :class:`GeneratorLLM`)."""

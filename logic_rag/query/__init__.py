@@ -2,7 +2,7 @@
 
 ``from logic_rag.query import And, Atom, Not, Or, RuleDecomposer`` gives everything a
 caller needs; the submodules keep one job each (``algebra``, ``templates``, ``quest``,
-``decompose``, ``rules`` with its ``heads`` heuristics, ``llm``).
+``decompose``, ``rules`` with its ``heads`` heuristics, ``llm``, ``auto``).
 """
 
 from logic_rag.query.algebra import (
@@ -26,6 +26,7 @@ from logic_rag.query.algebra import (
     to_json,
     truth,
 )
+from logic_rag.query.auto import AutoDecomposer, make_decomposer
 from logic_rag.query.decompose import Decomposer, Decomposition
 from logic_rag.query.llm import LLMDecomposer, extract_json
 from logic_rag.query.quest import parse_marked, parse_quest_record, read_quest_jsonl
@@ -38,6 +39,7 @@ __all__ = [
     "TEMPLATES",
     "And",
     "Atom",
+    "AutoDecomposer",
     "Decomposer",
     "Decomposition",
     "LLMDecomposer",
@@ -52,6 +54,7 @@ __all__ = [
     "extract_json",
     "from_json",
     "from_template",
+    "make_decomposer",
     "negated_atoms",
     "parse_marked",
     "parse_quest_record",

@@ -26,7 +26,7 @@ from logic_rag.atomic import atomic_write_jsonl
 from logic_rag.query.algebra import QUERY_JSON_SCHEMA, Atom, LogicalQuery, from_json, to_json
 from logic_rag.query.decompose import Decomposition, require_text
 
-__all__ = ["LLMDecomposer", "PROMPT_TEMPLATE", "extract_json"]
+__all__ = ["LLMDecomposer", "PROMPT_TEMPLATE", "QUERY_GBNF", "extract_json"]
 
 PROMPT_TEMPLATE = """\
 Decompose the search query into a logical query over simple searchable atoms.
@@ -48,6 +48,21 @@ JSON: {{"op": "and", "args": [{{"atom": "1985 novels"}}, {{"atom": "Novels set i
 
 Query: {query}
 JSON:"""
+
+#: A llama.cpp grammar for the few-shot JSON format above: an atom, or and/or over 2-4
+#: atoms, negated atoms and one level of nested and/or (every QUEST template fits); atoms
+#: of at most 80 characters, so an answer always closes within max_tokens. Output it
+#: admits is always valid under QUERY_JSON_SCHEMA, so a constrained model cannot produce
+#: broken JSON; it can still pick the wrong structure or atoms.
+QUERY_GBNF = r"""
+root  ::= atom | op
+atom  ::= "{\"atom\": \"" text "\"}"
+op    ::= "{\"op\": \"" ("and" | "or") "\", \"args\": [" arg (", " arg){1,3} "]}"
+arg   ::= atom | neg | inner
+inner ::= "{\"op\": \"" ("and" | "or") "\", \"args\": [" atom (", " atom){1,3} "]}"
+neg   ::= "{\"op\": \"not\", \"args\": [" atom "]}"
+text  ::= [^"\\\x00-\x1f]{1,80}
+"""
 
 _RETRY_SUFFIX = """
 Your previous answer was invalid: {error}
@@ -92,6 +107,9 @@ class LLMDecomposer:
     """
 
     source = "llm"
+    #: Set by :meth:`from_generator`: whether decoding is grammar-constrained, and by whom.
+    constrained = False
+    model: str | None = None
 
     def __init__(
         self,
@@ -121,6 +139,37 @@ class LLMDecomposer:
 
     def __repr__(self) -> str:
         return f"LLMDecomposer(retries={self.retries}, cache_path={self.cache_path!r})"
+
+    @classmethod
+    def from_generator(
+        cls,
+        generator: Any,
+        *,
+        constrained: bool = True,
+        max_tokens: int = 160,
+        **options: Any,
+    ) -> LLMDecomposer:
+        """An LLM decomposer over a logic-rag generator (``make_generator(spec)``).
+
+        With ``constrained`` and a backend that takes a ``grammar`` (llama.cpp), decoding
+        follows :data:`QUERY_GBNF`, so every answer is schema-valid JSON; other backends
+        write free text, which is validated and retried as usual. Greedy decoding.
+        """
+        import inspect
+
+        try:
+            takes_grammar = "grammar" in inspect.signature(generator.generate).parameters
+        except (TypeError, ValueError):
+            takes_grammar = False
+        extra = {"grammar": QUERY_GBNF} if constrained and takes_grammar else {}
+
+        def generate(prompt: str) -> str:
+            return generator.generate([prompt], max_tokens=max_tokens, temperature=0.0, **extra)[0]
+
+        decomposer = cls(generate, **options)
+        decomposer.constrained = bool(extra)
+        decomposer.model = getattr(generator, "name", repr(generator))
+        return decomposer
 
     # ----------------------------------------------------------------------------- public
 

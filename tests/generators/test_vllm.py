@@ -142,3 +142,36 @@ def test_server_is_gone_after_the_with_block(hf_model: Path) -> None:
     assert running.process.returncode is not None
     with pytest.raises((urllib.error.URLError, OSError)):
         list_models(running.base_url, timeout=2)
+
+
+def test_in_process_choice_logprobs(hf_model: Path) -> None:
+    """vLLM's top-20 first-token logprobs agree with transformers' exact ones."""
+    import numpy as np
+
+    from logic_rag.generators import ScoresChoices, make_generator
+
+    gen = make_generator(f"vllm:{hf_model}", max_model_len=MAX_MODEL_LEN, kv_cache_space_gib=1)
+    assert isinstance(gen, ScoresChoices)
+    questions = ["Is Paris the capital of France? Answer Yes or No.", "Name one colour."]
+    scores = gen.choice_logprobs(questions, ["Yes", "No"], system="Answer briefly.")
+    assert scores.shape == (2, 2) and np.all(np.isfinite(scores)) and np.all(scores < 0)
+    exact = make_generator(f"transformers:{hf_model}").choice_logprobs(
+        questions, ["Yes", "No"], system="Answer briefly."
+    )
+    # A token with probability above 1/21 is surely among the top 20, so it must match the
+    # exact value; below that a choice may have been floored.
+    for got, want in zip(scores.ravel(), exact.ravel(), strict=True):
+        if want > -np.log(21):
+            assert got == pytest.approx(want, abs=0.05)
+
+
+def test_server_choice_logprobs(server) -> None:
+    import numpy as np
+
+    from logic_rag.generators import make_generator
+
+    gen = make_generator(server.spec)
+    scores = gen.choice_logprobs(
+        ["Is Paris the capital of France? Answer Yes or No."], ["Yes", "No"]
+    )
+    assert scores.shape == (1, 2) and np.all(np.isfinite(scores)) and np.all(scores < 0)

@@ -117,7 +117,7 @@ def test_cli_runs_end_to_end_with_doubles(
         main(["rag", "--dataset", "eli5", "--limit", "2", "--out", str(out), "--judge", "other"])
         == 0
     )
-    assert specs == ["smollm2-135m", "other"]  # generator and a separate judge
+    assert specs == ["qwen2.5-1.5b", "other"]  # the default generator and a separate judge
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (
         printed["n"] == 2 and printed["correctness"] == 3.0 and printed["answer_relevancy"] == 0.5
