@@ -1,7 +1,7 @@
 """Per-query latency of the logical strategies against ``vanilla`` on a large corpus.
 
-The issue's target: a 3-atom query under ``setops`` or ``rerank`` costs at most 3x
-``vanilla`` at 100k documents. Each query is searched one at a time with
+Targets: the default pipeline (``rerank``) costs at most 2x ``vanilla`` with the same
+encoder at 100k documents, ``setops`` at most 3x. Each query is searched one at a time with
 ``LogicRetriever.search(q, k=10, strategy=s)``; the strategies take turns in a rotating
 order per query so that noise from other processes spreads over all of them.
 
@@ -33,9 +33,11 @@ from benchmarks.common import (
 
 __all__ = ["DEFAULT_STRATEGIES", "RATIO_TARGET", "TARGET_STRATEGIES", "run"]
 
-DEFAULT_STRATEGIES = ("vanilla", "rerank", "setops", "fusion", "orthogonal")
-TARGET_STRATEGIES = ("rerank", "setops")
-RATIO_TARGET = 3.0
+DEFAULT_STRATEGIES = ("vanilla", "rerank", "verify", "setops", "fusion", "orthogonal")
+#: p50 ratio to vanilla that each strategy must stay under.
+RATIO_TARGETS = {"rerank": 2.0, "setops": 3.0}
+TARGET_STRATEGIES = tuple(RATIO_TARGETS)
+RATIO_TARGET = max(RATIO_TARGETS.values())
 MODEL = "minilm"
 
 
@@ -66,9 +68,13 @@ def run(
     warmup: int = 3,
     noise: float = 0.3,
     seed: int = 0,
+    model: str = MODEL,
     log: Log | None = None,
 ) -> dict[str, Any]:
-    """Time every strategy on ``n_queries`` three-atom queries over ``size`` documents."""
+    """Time every strategy on ``n_queries`` three-atom queries over ``size`` documents.
+
+    ``model`` is the dense encoder (``embeddinggemma-300m``, the default model, makes the
+    sample slow to encode on CPUs: pass a smaller ``sample``)."""
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.index.faiss_index import DenseIndex
     from logic_rag.index.passages import PassageVectors, split_sentences
@@ -88,7 +94,7 @@ def run(
     say(f"logic: generating {size} documents and {n_queries} three-atom queries")
     docs = world_documents(size, seed)
     queries = three_atom_queries(n_queries, seed)
-    encoder = DenseEncoder(MODEL, batch_size=batch_size)
+    encoder = DenseEncoder(model, batch_size=batch_size)
 
     say(f"logic: encoding {sample} sampled documents and their sentences")
     start = time.perf_counter()
@@ -142,13 +148,13 @@ def run(
             "p50_ratio": p50_ratio,
             "p95_ratio": summary[s]["p95_ms"] / base["p95_ms"],
         }
-        if s in TARGET_STRATEGIES:
-            row["target_ratio"] = RATIO_TARGET
-            row["meets_target"] = p50_ratio <= RATIO_TARGET
+        if s in RATIO_TARGETS:
+            row["target_ratio"] = RATIO_TARGETS[s]
+            row["meets_target"] = p50_ratio <= RATIO_TARGETS[s]
         rows.append(row)
 
     return {
-        "model": MODEL,
+        "model": encoder.name,
         "documents": size,
         "sampled_documents": sample,
         "synthetic_documents": size - sample,

@@ -77,10 +77,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--logic-queries", type=int, help="three-atom queries (default 50)")
     parser.add_argument(
         "--strategies",
-        default="vanilla,rerank,setops,fusion,orthogonal",
+        default="vanilla,rerank,verify,setops,fusion,orthogonal",
         help="logic strategies to time (must include vanilla)",
     )
-    parser.add_argument("--only", choices=("dense", "logic"), help="run one benchmark only")
+    parser.add_argument(
+        "--logic-model",
+        default="minilm",
+        help="dense model of the logic benchmark (embeddinggemma-300m, the default model, "
+        "with a smaller --logic-sample)",
+    )
+    parser.add_argument(
+        "--only", choices=("dense", "logic", "verifiers"), help="run one benchmark only"
+    )
+    parser.add_argument(
+        "--llm-verifier",
+        default="qwen2.5-1.5b",
+        help="generator spec whose per-pair cost the verifier benchmark measures "
+        "(none: skip the LLM)",
+    )
+    parser.add_argument(
+        "--verifier-pairs", type=int, default=512, help="pairs the cross-encoder scores"
+    )
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.add_argument("--seed", type=int, default=0, help="world seed")
     parser.add_argument(
@@ -147,7 +164,7 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(
             f"logical strategies, {logic['queries']} three-atom queries over "
             f"{logic['documents']:,} documents ({logic['sampled_documents']:,} encoded, "
-            f"{logic['sentences']:,} sentence vectors)"
+            f"{logic['sentences']:,} sentence vectors; {logic['model']})"
         )
         lines.append(f"{'strategy':<14}{'p50 ms':>10}{'p95 ms':>10}{'p50/van':>9}{'p95/van':>9}")
         for row in logic["strategies"]:
@@ -159,6 +176,18 @@ def format_table(result: dict[str, Any]) -> str:
                 f"{row['strategy']:<14}{_fmt(row['p50_ms']):>10}{_fmt(row['p95_ms']):>10}"
                 f"{row['p50_ratio']:>9.2f}{row['p95_ratio']:>9.2f}{target}"
             )
+        lines.append("")
+    verifiers = result.get("verifiers")
+    if verifiers:
+        lines.append("constraint verifiers, cost per (atom, document) pair (cold cache)")
+        for name, row in verifiers.items():
+            if "skipped" in row:
+                lines.append(f"{name:<14}skipped: {row['skipped']}")
+            else:
+                lines.append(
+                    f"{name:<14}{_fmt(row['ms_per_pair']):>10} ms/pair "
+                    f"({row['pairs']} pairs, {_fmt(row['pairs_per_s'])} pairs/s)"
+                )
         lines.append("")
     machine = result["machine"]
     lines.append(
@@ -223,6 +252,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             sample=args.logic_sample,
             n_queries=args.logic_queries,
             strategies=args.strategies,
+            seed=args.seed,
+            model=args.logic_model,
+            log=_log,
+        )
+    if args.only in (None, "verifiers"):
+        from benchmarks import bench_verifiers
+
+        result["verifiers"] = bench_verifiers.run(
+            cross_encoder_pairs=args.verifier_pairs,
+            llm_spec=args.llm_verifier,
             seed=args.seed,
             log=_log,
         )

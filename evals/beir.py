@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = ["DEFAULT_MEASURES", "evaluate_beir"]
@@ -13,36 +15,67 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 def evaluate_beir(
     folder: str | os.PathLike[str],
     *,
-    model: str = "minilm",
+    model: str | None = None,
     split: str = "test",
     depth: int = 100,
     measures: tuple[str, ...] = DEFAULT_MEASURES,
+    strategies: Sequence[str] | None = None,
+    index: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR corpus with ``model``, search its judged queries, score with ir-measures.
 
     Only queries that have judgements are searched (MS MARCO subsets list more queries
     than they judge). Returns ``{"model", "queries", "documents", "metrics": {...}}``.
+
+    With ``strategies`` (e.g. ``["vanilla", "rerank"]``) the corpus goes into a
+    :class:`~logic_rag.logic_retriever.LogicRetriever` (sentence vectors included) and
+    ``"strategies": {name: metrics}`` is added; ``metrics`` then holds the first one's.
+    This is the no-regression check for queries without logic. ``index`` reuses (or
+    writes) an index folder, so a slow encoder embeds the corpus once.
     """
     import ir_measures
 
     from logic_rag.corpus import load_beir
-    from logic_rag.retriever import Retriever
 
     data = load_beir(folder, split)
     qids = [q for q in data.queries if q in data.qrels]
     if not qids:
         raise ValueError(f"{folder}: no query in queries.jsonl has judgements in qrels/{split}.tsv")
-    retriever = Retriever.build(data.corpus, model=model)
-    results = retriever.search_batch([data.queries[q] for q in qids], k=depth)
-    run = {
-        qid: {hit.id: float(hit.score) for hit in hits}
-        for qid, hits in zip(qids, results, strict=True)
-    }
     parsed = [ir_measures.parse_measure(m) for m in measures]
-    scores = ir_measures.calc_aggregate(parsed, data.qrels, run)
-    return {
-        "model": retriever.encoder.name,
+    texts = [data.queries[q] for q in qids]
+
+    def score(results: list[list[Any]]) -> dict[str, float]:
+        run = {
+            qid: {hit.id: float(hit.score) for hit in hits}
+            for qid, hits in zip(qids, results, strict=True)
+        }
+        scores = ir_measures.calc_aggregate(parsed, data.qrels, run)
+        return {str(m): float(scores[m]) for m in parsed}
+
+    if not strategies:
+        from logic_rag.retriever import Retriever
+
+        retriever = Retriever.build(data.corpus, model=model)
+        name, metrics = retriever.encoder.name, score(retriever.search_batch(texts, k=depth))
+        by_strategy = None
+    else:
+        from logic_rag.logic_retriever import LogicRetriever
+
+        if index is not None and Path(index, "manifest.json").is_file():
+            logic = LogicRetriever.load(index, model=model)
+        else:
+            logic = LogicRetriever.build(data.corpus, model=model, show_progress_bar=True)
+            if index is not None:
+                logic.save(index)
+        name = logic.dense.encoder.name
+        by_strategy = {s: score(logic.search_batch(texts, k=depth, strategy=s)) for s in strategies}
+        metrics = by_strategy[strategies[0]]
+    out: dict[str, Any] = {
+        "model": name,
         "queries": len(qids),
         "documents": len(data.corpus),
-        "metrics": {str(m): float(scores[m]) for m in parsed},
+        "metrics": metrics,
     }
+    if by_strategy is not None:
+        out["strategies"] = by_strategy
+    return out

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main", "build_parser"]
 
@@ -66,6 +67,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         from logic_rag.query.auto import make_decomposer
 
         retriever.decomposer = make_decomposer(args.decomposer, model=args.decomposer_model)
+    if _verifier_config(args):
+        retriever = retriever.with_config(**_verifier_config(args))
     hits = retriever.search(query, k=args.k, strategy=args.strategy)
     if args.json:
         keep = None if args.explain else ("id", "title", "score", "text")
@@ -129,9 +132,20 @@ def _cmd_models(args: argparse.Namespace) -> int:
 def _cmd_eval_beir(args: argparse.Namespace) -> int:
     from logic_rag.evals.beir import evaluate_beir
 
-    result = evaluate_beir(args.data, model=args.model, split=args.split)
+    strategies = [s.strip() for s in (args.strategy or "").split(",") if s.strip()]
+    result = evaluate_beir(
+        args.data, model=args.model, split=args.split, strategies=strategies, index=args.index
+    )
     if args.json:
         print(json.dumps(result, indent=2))
+    elif "strategies" in result:
+        print(
+            f"{result['model']} on {args.data}: {result['queries']} judged queries, "
+            f"{result['documents']:,} documents"
+        )
+        for strategy, metrics in result["strategies"].items():
+            row = "  ".join(f"{n} {v:.4f}" for n, v in metrics.items())
+            print(f"  {strategy:<15} {row}")
     else:
         print(
             f"{result['model']} on {args.data}: {result['queries']} judged queries, "
@@ -158,6 +172,7 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
         depth=args.depth,
         decomposer=args.decomposer,
         decomposer_model=args.decomposer_model,
+        config=_verifier_config(args),
     )
     print_table(results)
     return 0
@@ -214,6 +229,45 @@ def _add_decomposer_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--verifier",
+        default=None,
+        metavar="SPEC",
+        help="with --strategy verify, a second constraint verifier on top of the embedding "
+        "evidence: cross-encoder:FOLDER (from `logic-rag finetune verifier`) or "
+        "llm:GENERATOR (e.g. llm:qwen2.5-1.5b; slow on CPU, see README)",
+    )
+    p.add_argument(
+        "--verifier-top",
+        type=int,
+        default=None,
+        metavar="N",
+        help="re-check only each query's N best candidates with --verifier (default: all)",
+    )
+    p.add_argument(
+        "--verifier-atoms",
+        choices=("positive", "negated", "all"),
+        default="positive",
+        help="which atoms --verifier re-checks (default: positive)",
+    )
+
+
+def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
+    """LogicConfig changes from the verifier flags (empty when none was given)."""
+    if args.verifier is None:
+        if args.verifier_top is not None:
+            raise ValueError("--verifier-top needs --verifier")
+        return {}
+    if args.strategy != "verify" and "verify" not in args.strategy.split(","):
+        raise ValueError("--verifier applies to --strategy verify")
+    return {
+        "verifier": args.verifier,
+        "verifier_top": args.verifier_top,
+        "verifier_atoms": args.verifier_atoms,
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -228,7 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", required=True, help="index folder to write (replaced atomically)")
     p.add_argument(
-        "--model", default="minilm", help="registry name or local folder (default: minilm)"
+        "--model",
+        default=None,
+        help="registry name or local folder (default: embeddinggemma-300m; minilm is the fast "
+        "option; LOGIC_RAG_DEFAULT_MODEL overrides)",
     )
     p.add_argument(
         "--index", default="flat", choices=["flat", "hnsw", "ivfpq"], help="FAISS index kind"
@@ -259,30 +316,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         default="rerank",
-        help="vanilla, rerank (default), setops, fusion, fusion-product, orthogonal, splade, "
-        "splade-compose, splade-nrf",
+        help="vanilla, rerank (default), verify, setops, fusion, fusion-product, orthogonal, "
+        "splade, splade-compose, splade-nrf",
     )
     _add_decomposer_flags(p)
+    _add_verifier_flags(p)
     p.set_defaults(func=_cmd_search)
 
     p = sub.add_parser("eval", help="evaluate retrieval on a benchmark")
     eval_sub = p.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     e = eval_sub.add_parser("beir", help="nDCG@10, R@100, RR@10 on a BEIR-format folder")
     e.add_argument("--data", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
-    e.add_argument("--model", default="minilm", help="registry name or local folder")
+    e.add_argument(
+        "--model", default=None, help="registry name or local folder (default: embeddinggemma-300m)"
+    )
     e.add_argument("--split", default="test", help="qrels split (default: test)")
     e.add_argument("--json", action="store_true", help="print the result as JSON")
+    e.add_argument(
+        "--strategy",
+        default=None,
+        help="logic strategies to compare, separated by commas (e.g. vanilla,rerank); "
+        "default: plain dense retrieval",
+    )
+    e.add_argument("--index", default=None, help="index folder to reuse, or to write")
     e.set_defaults(func=_cmd_eval_beir)
 
     e = eval_sub.add_parser("quest", help="QUEST-style set retrieval metrics per template")
     e.add_argument("--docs", help="QUEST documents.jsonl (or any corpus the loaders read)")
     e.add_argument("--queries", required=True, help="QUEST-format query file (e.g. test.jsonl)")
     e.add_argument("--out", required=True, help="folder for results.json (and report.md)")
-    e.add_argument("--model", default="minilm", help="dense model (default: minilm)")
+    e.add_argument("--model", default=None, help="dense model (default: embeddinggemma-300m)")
     e.add_argument(
         "--strategy",
         default="rerank",
-        help="strategy, or several separated by commas (vanilla,rerank,setops,fusion,"
+        help="strategy, or several separated by commas (vanilla,rerank,verify,setops,fusion,"
         "fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
     )
     e.add_argument("--atoms", help="atom gold sets (default: atoms.jsonl beside --queries)")
@@ -294,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--depth", type=int, default=1000, help="ranking depth (default 1000)")
     _add_decomposer_flags(e)
+    _add_verifier_flags(e)
     e.set_defaults(func=_cmd_eval_quest)
 
     from logic_rag.evals.rag.cli import add_rag_parser
@@ -306,7 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
     p.add_argument("--entities", type=int, default=3000)
     p.add_argument("--test-queries", type=int, default=350)
-    p.add_argument("--model", default="minilm")
+    p.add_argument(
+        "--model", default="minilm", help="dense model (default minilm: fits the 10-minute budget)"
+    )
     p.add_argument("--no-sparse", action="store_true", help="skip SPLADE-tiny")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)

@@ -37,7 +37,6 @@ from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
 from logic_rag.index.faiss_index import IndexKind
 from logic_rag.index.passages import PassageVectors
-from logic_rag.models import DEFAULT_DENSE_MODEL
 from logic_rag.pipeline.context import Resources, SearchContext
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
@@ -111,7 +110,7 @@ class LogicRetriever:
         cls,
         documents: Iterable[Document],
         *,
-        model: str | os.PathLike[str] | DenseEncoder = DEFAULT_DENSE_MODEL,
+        model: str | os.PathLike[str] | DenseEncoder | None = None,
         passages: bool = True,
         sparse_model: str | os.PathLike[str] | None = None,
         strategy: StrategyLike = "rerank",

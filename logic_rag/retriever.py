@@ -24,7 +24,6 @@ from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import CorpusFormatError, IndexCorruptError, IndexMismatchError
 from logic_rag.index.faiss_index import DenseIndex, IndexKind
 from logic_rag.index.store import listed_file, read_manifest, write_folder
-from logic_rag.models import DEFAULT_DENSE_MODEL
 
 __all__ = ["Hit", "Retriever", "make_hits"]
 
@@ -97,7 +96,7 @@ class Retriever:
         cls,
         documents: Iterable[Document],
         *,
-        model: str | os.PathLike[str] | DenseEncoder = DEFAULT_DENSE_MODEL,
+        model: str | os.PathLike[str] | DenseEncoder | None = None,
         index: IndexKind = "flat",
         show_progress_bar: bool | None = None,
         **index_options: Any,

@@ -8,6 +8,9 @@ builds from the retriever's :class:`LogicConfig`. A new strategy is one entry::
                 >> TopK() >> Backfill()
     "setops":   DenseCandidates(100) >> AtomCandidates(300) >> Verify(embedding) >> SoftLogic()
                 >> Combine(truth + 0.1 cosine) >> TopK() >> Backfill()
+    "verify":   DenseCandidates(100) >> AtomCandidates(30) >> Verify(embedding)
+                [>> Verify(cross-encoder | llm, positive atoms)] >> SoftLogic()
+                >> Combine(cosine + 0.75 truth) >> TopK() >> Backfill()
 
 Run ``logic-rag strategies`` (or read :data:`STRATEGIES`) for the full list.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from logic_rag.candidates.atoms import AtomCandidates
 from logic_rag.candidates.dense import DenseCandidates
@@ -25,8 +29,9 @@ from logic_rag.compose.logic import ScoreFusion, SoftLogic
 from logic_rag.compose.soft_logic import TNorm
 from logic_rag.pipeline.ranking import Backfill, Combine, TopK
 from logic_rag.pipeline.stage import Pipeline, Stage
-from logic_rag.verifiers.base import Verify
+from logic_rag.verifiers.base import Polarity, Verifier, Verify
 from logic_rag.verifiers.embedding import EmbeddingVerifier
+from logic_rag.verifiers.spec import make_verifier
 
 __all__ = ["LogicConfig", "Strategy", "STRATEGIES", "DENSE_STRATEGIES", "SPARSE_STRATEGIES"]
 
@@ -49,6 +54,17 @@ class LogicConfig:
         tnorm: ``product`` or ``godel`` (min/max) fuzzy connectives.
         negation_weight: how much ``fusion`` subtracts for a negated atom.
         min_confidence: decompositions less confident than this fall back to ``vanilla``.
+        verify_atom_candidates: neighbours per positive atom that ``verify`` adds to the
+            whole query's candidates.
+        verify_weight: weight of the soft truth added to the whole-query score in
+            ``verify``.
+        verifier: a second verifier for ``verify`` on top of the embedding evidence: a
+            spec (``cross-encoder:FOLDER``, ``llm:qwen2.5-1.5b``) or a :class:`Verifier`;
+            ``None`` (default) keeps the embedding evidence alone.
+        verifier_atoms: which atoms the second verifier re-checks: ``positive`` (default;
+            relatedness-trained models misjudge negated atoms), ``negated`` or ``all``.
+        verifier_top: re-check only this many best candidates per query (cost control);
+            ``None`` re-checks them all.
     """
 
     candidates: int = 100
@@ -61,10 +77,23 @@ class LogicConfig:
     tnorm: TNorm = "product"
     negation_weight: float = 1.0
     min_confidence: float = 0.0
+    verify_atom_candidates: int = 30
+    verify_weight: float = 0.75
+    verifier: str | Verifier | None = None
+    verifier_atoms: Polarity = "positive"
+    verifier_top: int | None = None
 
     def __post_init__(self) -> None:
         if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
             raise ValueError("candidates, atom_depth and threshold_rank must be >= 1")
+        if self.verify_atom_candidates < 0:
+            raise ValueError("verify_atom_candidates must be >= 0")
+        if self.verifier_top is not None and self.verifier_top < 1:
+            raise ValueError("verifier_top must be >= 1 (or None for every candidate)")
+        if self.verifier_atoms not in ("all", "positive", "negated"):
+            raise ValueError("verifier_atoms must be 'all', 'positive' or 'negated'")
+        if isinstance(self.verifier, str):
+            _verifier_of(self.verifier)  # a bad spec fails here, not at the first search
         if self.temperature <= 0:
             raise ValueError("temperature must be positive")
         if not 0.0 <= self.passage_weight <= 1.0:
@@ -92,6 +121,29 @@ class Strategy:
     build: Callable[[LogicConfig], Stage]
     decompose: bool = True
     needs_sparse: bool = False
+
+
+@lru_cache(maxsize=8)
+def _verifier_of(spec: str) -> Verifier:
+    """One verifier per spec per process, so its model and pair cache are shared."""
+    return make_verifier(spec)
+
+
+def _verify(cfg: LogicConfig) -> Stage:
+    pipeline: Stage = DenseCandidates(cfg.candidates)
+    if cfg.verify_atom_candidates:
+        pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
+    pipeline = pipeline >> Verify(cfg.embedding_verifier())
+    if cfg.verifier is not None:
+        second = _verifier_of(cfg.verifier) if isinstance(cfg.verifier, str) else cfg.verifier
+        pipeline = pipeline >> Verify(second, top=cfg.verifier_top, polarity=cfg.verifier_atoms)
+    return (
+        pipeline
+        >> SoftLogic(cfg.tnorm)
+        >> Combine.of(cosine=1.0, truth=cfg.verify_weight)
+        >> TopK()
+        >> Backfill()
+    )
 
 
 def _vanilla(cfg: LogicConfig) -> Stage:
@@ -169,6 +221,12 @@ STRATEGIES: dict[str, Strategy] = {
             "soft set algebra over calibrated atom evidence; candidates from the whole query "
             "and each positive atom",
             _setops,
+        ),
+        Strategy(
+            "verify",
+            "whole-query and per-atom candidates; every constraint checked by the embedding "
+            "verifier (and optionally a cross-encoder or LLM), ranked by cosine + soft truth",
+            _verify,
         ),
         Strategy("fusion", "score fusion of atom evidence: AND +, OR max, NOT −", _fusion("sum")),
         Strategy("fusion-product", "score fusion with AND as a product", _fusion("product")),

@@ -7,6 +7,9 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The shipped default is EmbeddingGemma-300M; the suite builds hundreds of small indexes,
+# so it runs on MiniLM unless a test names a model (tests/test_models.py checks Gemma).
+os.environ.setdefault("LOGIC_RAG_DEFAULT_MODEL", "minilm")
 
 from pathlib import Path  # noqa: E402
 

@@ -41,6 +41,7 @@ def test_tiny_run_writes_the_documented_json(bench, tmp_path, capsys):
     # single-query encode ~30x slower, and this test is about shape, not speed.
     argv = ["--sizes", "24,300", "--encode-max", "24", "--queries", "5", "--chunk", "8"]
     argv += ["--logic-size", "300", "--logic-sample", "8", "--logic-queries", "5"]
+    argv += ["--verifier-pairs", "12", "--llm-verifier", "none"]
     threads = torch.get_num_threads()
     try:
         assert bench.run.main([*argv, "--threads", "1", "--out", str(out)]) == 0
@@ -78,13 +79,21 @@ def test_tiny_run_writes_the_documented_json(bench, tmp_path, capsys):
     assert logic["synthetic_documents"] == 292 and logic["queries"] == 5
     assert logic["sentences"] > logic["sampled_sentences"] > 8
     rows = {r["strategy"]: r for r in logic["strategies"]}
-    assert list(rows) == ["vanilla", "rerank", "setops", "fusion", "orthogonal"]
+    assert list(rows) == ["vanilla", "rerank", "verify", "setops", "fusion", "orthogonal"]
     assert rows["vanilla"]["p50_ratio"] == 1.0
     for name, row in rows.items():
         _latency({k: row[k] for k in ("p50_ms", "p95_ms", "mean_ms")})
         base = rows["vanilla"]["p50_ms"]
         assert math.isclose(row["p50_ratio"], row["p50_ms"] / base)
         assert ("meets_target" in row) == (name in ("rerank", "setops"))
+    assert rows["rerank"]["target_ratio"] == 2.0 and rows["setops"]["target_ratio"] == 3.0
+
+    verifiers = result["verifiers"]
+    ce = verifiers["cross-encoder"]
+    assert ce["pairs"] == 12 and 0 < ce["mean_probability"] < 1
+    assert math.isclose(ce["ms_per_pair"], 1000 * ce["seconds"] / 12)
+    assert "not requested" in verifiers["llm"]["skipped"]
+    assert "ms/pair" in printed
 
 
 def test_fill_keeps_the_sample_and_yields_unit_vectors(bench):

@@ -12,6 +12,7 @@ from logic_rag.evals.quest import evaluate_run, load_atom_sets, load_quest_queri
 from logic_rag.evals.quest.runner import gold_logical_query
 from logic_rag.logic_retriever import STRATEGIES, LogicConfig, LogicRetriever
 from logic_rag.query import And, Atom, Not
+from logic_rag.query.algebra import negated_atoms, positive_atoms
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +116,61 @@ def test_with_config_changes_only_the_knobs(small_logic_retriever):
     assert [h.id for h in strict.search(query, k=10, strategy="rerank")] == [h.id for h in plain]
     assert strict.config.rerank_weight == 0.0
     assert small_logic_retriever.config.rerank_weight == LogicConfig().rerank_weight
+
+
+class _KeywordVerifier:
+    """A test double: P = 0.99 when the atom's last word is in the page, else 0.01."""
+
+    def __new__(cls):
+        from logic_rag.verifiers.base import PairVerifier
+        from logic_rag.verifiers.cache import PairCache
+
+        class Keyword(PairVerifier):
+            def __init__(self) -> None:
+                object.__setattr__(self, "cache", PairCache(max_entries=10_000))
+                object.__setattr__(self, "scored", [])
+
+            def fingerprint(self) -> str:
+                return "keyword"
+
+            def score_texts(self, pairs):
+                self.scored.extend(pairs)
+                hit = [a.split()[-1].lower() in t.lower() for a, t in pairs]
+                return np.where(hit, 4.6, -4.6)
+
+        return Keyword()
+
+
+def test_verify_with_a_second_verifier_ranks_by_its_evidence(small_logic_retriever):
+    query = "Italian crime films that are not 1970s films"
+    verifier = _KeywordVerifier()
+    strict = small_logic_retriever.with_config(verifier=verifier, verify_weight=100.0)
+    hits = strict.search(query, k=5, strategy="verify")
+    logic = small_logic_retriever.decompose(query).query
+    positive = {a.text for a in positive_atoms(logic)}
+    # Only positive atoms go to the second verifier (verifier_atoms="positive").
+    checked_atoms = {a for a, _ in verifier.scored}
+    assert checked_atoms and checked_atoms <= positive
+    assert not checked_atoms & {a.text for a in negated_atoms(logic)}
+    # With a huge weight, pages the keyword verifier accepts for every checked atom lead.
+    lead = hits[0].text.lower()
+    assert all(a.split()[-1].lower() in lead for a in checked_atoms)
+
+
+def test_verify_top_limits_the_pairs_checked(small_logic_retriever):
+    query = "Italian crime films"
+    everything, top3 = _KeywordVerifier(), _KeywordVerifier()
+    small_logic_retriever.with_config(verifier=everything).search(query, k=5, strategy="verify")
+    small_logic_retriever.with_config(verifier=top3, verifier_top=3).search(
+        query, k=5, strategy="verify"
+    )
+    assert 0 < len(top3.scored) <= 3 * len({a for a, _ in top3.scored}) < len(everything.scored)
+
+
+def test_verify_config_errors_are_clear():
+    with pytest.raises(ValueError, match="unknown verifier 'bogus'"):
+        LogicConfig(verifier="bogus")
+    with pytest.raises(ValueError, match="verifier_top"):
+        LogicConfig(verifier_top=0)
+    with pytest.raises(ValueError, match="verifier_atoms"):
+        LogicConfig(verifier_atoms="some")  # type: ignore[arg-type]

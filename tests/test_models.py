@@ -227,3 +227,13 @@ def test_gemma_encodes_with_its_own_prompts():
     assert np.isfinite(query).all() and abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
     # The query prompt ("task: search result | query: ") differs from the document one.
     assert float(query[0] @ document[0]) < 0.999
+
+
+def test_the_shipped_default_is_embeddinggemma_and_the_environment_overrides_it(monkeypatch):
+    from logic_rag.models import DEFAULT_DENSE_MODEL, default_dense_model
+
+    assert DEFAULT_DENSE_MODEL == "embeddinggemma-300m"
+    monkeypatch.delenv("LOGIC_RAG_DEFAULT_MODEL", raising=False)
+    assert default_dense_model() == "embeddinggemma-300m"
+    monkeypatch.setenv("LOGIC_RAG_DEFAULT_MODEL", "minilm")
+    assert default_dense_model() == "minilm"

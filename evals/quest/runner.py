@@ -87,7 +87,7 @@ def run_eval_quest(
     docs: str | os.PathLike[str] | None,
     queries: str | os.PathLike[str],
     out: str | os.PathLike[str],
-    model: str = "minilm",
+    model: str | None = None,
     strategies: Sequence[str] = ("rerank",),
     atoms: str | os.PathLike[str] | None = None,
     index: str | os.PathLike[str] | None = None,
@@ -96,8 +96,12 @@ def run_eval_quest(
     depth: int = 1000,
     decomposer: str = "rules",
     decomposer_model: str = "qwen2.5-1.5b",
+    config: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build (or open) an index, evaluate ``strategies``, write results and a report.
+
+    ``config`` holds :class:`~logic_rag.strategies.LogicConfig` changes (for example
+    ``{"verifier": "cross-encoder:runs/ce/model"}`` for the ``verify`` strategy).
 
     ``decomposer`` (``rules``, ``llm``, ``auto``; see :mod:`logic_rag.query.auto`) reads
     the queries, with ``decomposer_model`` as the LLM.
@@ -132,12 +136,15 @@ def run_eval_quest(
         from logic_rag.query.auto import make_decomposer
 
         retriever.decomposer = make_decomposer(decomposer, model=decomposer_model)
+    if config:
+        retriever = retriever.with_config(**config)
     results = evaluate_strategies(
         retriever, loaded, strategies, atom_sets=atom_sets, depth=depth, gold_logic=gold_logic
     )
-    write_outputs(
-        Path(out), results, model=retriever.dense.encoder.name, extra={"gold_logic": gold_logic}
-    )
+    extra: dict[str, Any] = {"gold_logic": gold_logic}
+    if config:
+        extra["config"] = {k: str(v) for k, v in config.items()}
+    write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
     return results
 
 

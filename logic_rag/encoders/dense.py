@@ -20,7 +20,7 @@ import numpy as np
 
 from logic_rag.encoders.dtype import DType, choose_dtype
 from logic_rag.errors import LogicRagError
-from logic_rag.models import DEFAULT_DENSE_MODEL, ResolvedModel, resolve_model
+from logic_rag.models import ResolvedModel, default_dense_model, resolve_model
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -130,7 +130,7 @@ class DenseEncoder:
 
     def __init__(
         self,
-        model: str | os.PathLike[str] = DEFAULT_DENSE_MODEL,
+        model: str | os.PathLike[str] | None = None,
         *,
         device: str | None = None,
         batch_size: int = 64,
@@ -141,7 +141,9 @@ class DenseEncoder:
         max_seq_length: int | None = None,
         dtype: DType | None = None,
     ) -> None:
-        self.resolved: ResolvedModel = resolve_model(model)
+        self.resolved: ResolvedModel = resolve_model(
+            default_dense_model() if model is None else model
+        )
         if self.resolved.kind != "dense":
             raise ValueError(
                 f"model {self.resolved.name!r} is a {self.resolved.kind} model; a dense "

@@ -24,7 +24,10 @@ from logic_rag.pipeline.stage import Stage
 from logic_rag.pipeline.state import SearchBatch
 from logic_rag.verifiers.cache import PairCache
 
-__all__ = ["CheckRequest", "Checked", "Verifier", "PairVerifier", "Verify"]
+Polarity = Literal["all", "positive", "negated"]
+"""Which of a query's atoms a :class:`Verify` stage checks."""
+
+__all__ = ["Polarity", "CheckRequest", "Checked", "Verifier", "PairVerifier", "Verify"]
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ class Verify(Stage):
     verifier: Verifier
     top: int | None = None
     weight: float = 1.0
-    polarity: Literal["all", "positive", "negated"] = "all"
+    polarity: Polarity = "all"
 
     def __post_init__(self) -> None:
         if self.top is not None and self.top < 1:
