@@ -3,7 +3,10 @@
 1. generate a QUEST-format world (~3,000 entities, ~350 test queries);
 2. index it with MiniLM (document and sentence vectors) and SPLADE-tiny;
 3. run every strategy on the test queries, decomposed by the rule decomposer;
-4. print a per-template table and write ``report.md``, ``results.json`` per strategy,
+4. the old default (``rerank`` over MiniLM) next to the new one (``rerank`` over
+   EmbeddingGemma-300M) on a smaller world of the same generator, since Gemma embeds
+   ~20x slower than MiniLM on CPU and the whole demo must stay within 10 minutes;
+5. print per-template tables and write ``report.md``, ``results.json`` per strategy,
    ``recall_by_template.png`` and ``similarity_scatter.png`` (LogiCoL's Figure 2: each
    document's similarity to "A and B" against "A but not B").
 """
@@ -82,6 +85,63 @@ def _scatter(retriever: Any, world_dir: Path, split: str, out: Path) -> Path | N
     )
 
 
+def _default_comparison(
+    out: Path, *, entities: int, test_queries: int, seed: int, old: str, new: str
+) -> dict[str, dict[str, Any]] | None:
+    """``vanilla`` and ``rerank`` over the old and the new default model on one small world.
+
+    Returns ``{"rerank-minilm": metrics, ...}``, or None (with a message) when the new
+    default model is not assembled on this machine.
+    """
+    from logic_rag.corpus import load_documents
+    from logic_rag.errors import ModelNotFoundError
+    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
+    from logic_rag.evals.quest.runner import evaluate_strategies
+    from logic_rag.evals.world import WorldConfig, generate_world, write_world
+    from logic_rag.logic_retriever import LogicRetriever
+
+    world_dir = out / "world-small"
+    config = WorldConfig(
+        n_entities=entities,
+        n_queries_per_split={"train": 0, "val": 0, "test": test_queries},
+        seed=seed,
+    )
+    write_world(generate_world(config), world_dir)
+    docs = load_documents(world_dir / "documents.jsonl")
+    queries = load_quest_queries(world_dir / "test.jsonl")
+    atom_sets = load_atom_sets(world_dir / "atoms.jsonl")
+    results: dict[str, dict[str, Any]] = {}
+    for model in (old, new):
+        t = time.perf_counter()
+        try:
+            retriever = LogicRetriever.build(docs, model=model, show_progress_bar=True)
+        except ModelNotFoundError as error:
+            _log(f"[demo] skipping the default-model comparison: {error}")
+            return None
+        _log(
+            f"[demo] small world ({len(docs):,} documents) indexed with {model} in "
+            f"{time.perf_counter() - t:.0f}s"
+        )
+        for strategy, metrics in evaluate_strategies(
+            retriever, queries, ("vanilla", "rerank"), atom_sets=atom_sets
+        ).items():
+            results[f"{strategy}-{model}"] = metrics
+    return results
+
+
+def _append_comparison(report: Path, comparison: Path) -> None:
+    """Add the default-model comparison to the main report (as a section)."""
+    if not report.is_file() or not comparison.is_file():
+        return
+    from logic_rag.atomic import atomic_write_text
+
+    body = comparison.read_text(encoding="utf-8").replace(
+        "(recall_by_template.png)", "(defaults/recall_by_template.png)"
+    )
+    text = report.read_text(encoding="utf-8").rstrip() + "\n\n## Old default vs new default\n\n"
+    atomic_write_text(report, text + body.split("\n", 1)[1].lstrip() + "\n")
+
+
 def run_demo(
     out: str | Path = "runs/demo",
     *,
@@ -91,8 +151,13 @@ def run_demo(
     sparse: bool = True,
     strategies: tuple[str, ...] = DEMO_STRATEGIES,
     seed: int = 0,
+    compare_entities: int = 500,
 ) -> dict[str, Any]:
-    """Run the demo; returns ``{strategy: metrics}``."""
+    """Run the demo; returns ``{strategy: metrics}``.
+
+    ``compare_entities`` sizes the world on which the old default (``rerank`` over
+    MiniLM) meets the new one (``rerank`` over EmbeddingGemma-300M); 0 skips it.
+    """
     from logic_rag.corpus import load_documents
     from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
     from logic_rag.evals.quest.runner import evaluate_strategies, print_table, write_outputs
@@ -155,6 +220,33 @@ def run_demo(
         figures=[scatter] if scatter else [],
     )
     print_table(results)
+    if compare_entities:
+        from logic_rag.models import DEFAULT_DENSE_MODEL, FAST_DENSE_MODEL
+
+        comparison = _default_comparison(
+            out / "defaults",
+            entities=compare_entities,
+            test_queries=max(20, test_queries // 2),
+            seed=seed,
+            old=FAST_DENSE_MODEL,
+            new=DEFAULT_DENSE_MODEL,
+        )
+        if comparison:
+            write_outputs(
+                out / "defaults",
+                comparison,
+                model=f"{FAST_DENSE_MODEL} vs {DEFAULT_DENSE_MODEL}",
+                extra={"seed": seed, "entities": compare_entities},
+                title="logic-rag demo: the old default next to the new one",
+                notes=(
+                    f"Old default: rerank over {FAST_DENSE_MODEL}. New default: rerank over "
+                    f"{DEFAULT_DENSE_MODEL}. Both on the same generated world of "
+                    f"{compare_entities} entities (smaller than the main one so that the "
+                    "slower model fits the demo's time budget on 2 cores)."
+                ),
+            )
+            print_table(comparison, metrics=("R@20",))
+            _append_comparison(out / "report.md", out / "defaults" / "report.md")
     _log(
         f"\n[demo] wrote {out / 'report.md'} and results.json per strategy in {time.perf_counter() - started:.0f}s"
     )

@@ -188,6 +188,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         model=args.model,
         sparse=not args.no_sparse,
         seed=args.seed,
+        compare_entities=args.compare_entities,
     )
     return 0
 
@@ -378,6 +379,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", default="minilm", help="dense model (default minilm: fits the 10-minute budget)"
     )
     p.add_argument("--no-sparse", action="store_true", help="skip SPLADE-tiny")
+    p.add_argument(
+        "--compare-entities",
+        type=int,
+        default=500,
+        help="world size for the old-vs-new default model comparison (0 skips it)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
 
