@@ -35,8 +35,9 @@ __all__ = ["SpladeEncoder"]
 # Inputs longer than this many texts get a progress bar when show_progress_bar is None.
 _PROGRESS_THRESHOLD = 256
 #: Padded token positions per forward pass (bounds the MLM head's batch x length x vocab
-#: logits: 2,048 positions are 250 MB at float32).
-_BATCH_TOKENS = 1024
+#: logits: 256 positions are 31 MB at float32, and the pooling makes a few such tensors;
+#: 1,024 put a long query's search ~250 MB above a short one's).
+_BATCH_TOKENS = 256
 
 
 def _resolve_sparse_model(model: str | os.PathLike[str]) -> ResolvedModel:

@@ -210,11 +210,14 @@ def test_d02_splade_compose_with_many_ands_is_bounded(cli, index):
     info = hits[0]["logic"]["pseudo_terms"]
     assert info["atoms"] == 65 and info["truncated"] is True
     assert info["pseudo_terms"] <= info["max_pseudo_terms"] == 125
-    # Against the same command with one atom: the models alone take ~1 GB (more or less
-    # with the allocator), the unbounded composition took several GB more.
+    # Against the same command with one atom (the models alone take ~0.65 GB): the
+    # unbounded composition took several GB more; SPLADE's token-capped batches keep a
+    # long query's MLM logits small.
     baseline = cli("search", str(index), "fruits", "--strategy", "splade-compose", "--json")
     assert_ok(baseline)
-    assert result.maxrss_mb < baseline.maxrss_mb + 256, (result.maxrss_mb, baseline.maxrss_mb)
+    print(f"peak RSS {result.maxrss_mb:.0f} MB, one-atom baseline {baseline.maxrss_mb:.0f} MB")
+    assert result.maxrss_mb < baseline.maxrss_mb + 192, (result.maxrss_mb, baseline.maxrss_mb)
+    assert result.maxrss_mb < 1024, result.maxrss_mb  # the bound, models included
 
 
 # ------------------------------------------------------------------------------ d03
@@ -226,7 +229,9 @@ def test_d03_huge_k_is_capped_at_the_corpus_size(cli, index):
     # k = 10^8 used to allocate 1.2 GB more than the same search with k = 10.
     baseline = cli("search", str(index), "fruits", "-k", "10", "--strategy", "splade", "--json")
     assert_ok(baseline)
-    assert result.maxrss_mb < baseline.maxrss_mb + 256, (result.maxrss_mb, baseline.maxrss_mb)
+    print(f"peak RSS {result.maxrss_mb:.0f} MB, one-atom baseline {baseline.maxrss_mb:.0f} MB")
+    assert result.maxrss_mb < baseline.maxrss_mb + 192, (result.maxrss_mb, baseline.maxrss_mb)
+    assert result.maxrss_mb < 1024, result.maxrss_mb  # the bound, models included
 
 
 # ------------------------------------------------------------------------------ d04
