@@ -52,6 +52,16 @@ def test_index_then_search_json(tmp_path, capsys):
     assert "unknown strategy" in capsys.readouterr().err
     assert main(["search", str(tmp_path / "idx"), "  "]) == 2
     assert "empty" in capsys.readouterr().err
+    # The verify strategy, and its verifier flags' errors.
+    assert main([*argv, "--strategy", "verify"]) == 0
+    verified = json.loads(capsys.readouterr().out)
+    assert verified[0]["logic"]["query"] == "(music genres OR vegetables) NOT tubers"
+    assert main([*argv, "--verifier", "llm:qwen2.5-1.5b"]) == 2
+    assert "--verifier applies to --strategy verify" in capsys.readouterr().err
+    assert main([*argv, "--strategy", "verify", "--verifier", "magic"]) == 2
+    assert "unknown verifier 'magic'" in capsys.readouterr().err
+    assert main([*argv, "--strategy", "verify", "--verifier-top", "3"]) == 2
+    assert "--verifier-top needs --verifier" in capsys.readouterr().err
 
 
 def test_errors_are_reported_not_raised(tmp_path, capsys):
