@@ -15,22 +15,22 @@ retriever's. This module imports neither LlamaIndex nor LangChain.
 Calibration without a corpus. The embedding verifier normally calibrates an atom against
 its ``atom_depth`` nearest documents of the whole corpus: the evidence of the
 ``threshold_rank``-th neighbour marks p = 0.5. Here the candidates are the only corpus
-there is, so the neighbourhood is all ``n`` candidates (``min(atom_depth, n)``) and the
-threshold rank is ``min(threshold_rank, max(1, n // 4))``: at most a quarter of the
-candidates lie above p = 0.5 for an atom, and the rank never exceeds the candidate count.
-Consequences, tested for 1, 2 and many candidates:
+there is, so :class:`~logic_rag.verifiers.embedding.CandidateEmbeddingVerifier` takes all
+``n`` candidates (at most ``atom_depth``) as the neighbourhood, the rank
+``r = min(threshold_rank, max(1, n // 4))`` (never more than the candidates, at most a
+quarter of them), and puts p = 0.5 halfway between the ``r``-th and ``(r+1)``-th
+candidate's evidence. Consequences, tested for 1, 2 and many candidates:
 
-* one candidate: it is its own threshold, so every atom gets p = 0.5 exactly. There is no
-  evidence to compare with; the truth is then the same for all candidates (there is one),
-  and the constraint flags read ``True`` (degree 0.5 counts as satisfied) - uninformative,
-  not wrong;
-* two or three candidates: the best-matching candidate of each atom marks p = 0.5, the
-  others fall below it by their evidence gap (``temperature`` wide), so a page that
-  matches a negated atom less than another page is preferred to it;
-* many candidates (``n >= 4 * threshold_rank``): the corpus behaviour, unchanged.
+* one candidate: nothing to compare with, every atom gets p = 0.5 exactly (the flags
+  read ``True``: degree 0.5 counts as satisfied); the ranking is trivially that one;
+* two to seven candidates: ``r = 1``, so for each atom the best-matching candidate lies
+  above p = 0.5 and the others below, by their evidence gap over ``temperature``: the
+  page that matches a negated atom most is flagged and pushed down;
+* many candidates (``n >= 4 * threshold_rank``): practically the corpus rule.
 
-The probabilities are therefore relative to the candidate set: a constraint flag says how
-a page compares with the other candidates, not with a whole corpus.
+The probabilities are relative to the candidate set: a flag says how a page compares with
+the other candidates, not with a whole corpus. Pass ``verifier=EmbeddingVerifier(...)``
+for the corpus rule (the ``r``-th candidate itself at p = 0.5).
 """
 
 from __future__ import annotations
@@ -81,11 +81,11 @@ class CandidateReranker:
     Args:
         model: dense encoder: a registry name, a model folder or a ``DenseEncoder``
             (default :func:`logic_rag.models.default_dense_model`).
-        verifier: ``None``: the embedding verifier alone. A spec (``embedding``,
-            ``cross-encoder:FOLDER``, ``llm:GENERATOR``) or a ``Verifier``: re-checks the
-            query's positive atoms (``config.verifier_atoms``) after the embedding
-            evidence, as the ``verify`` strategy does; an ``EmbeddingVerifier`` replaces
-            the default one instead.
+        verifier: ``None`` or ``"embedding"``: the candidate-calibrated embedding verifier
+            alone. A spec (``cross-encoder:FOLDER``, ``llm:GENERATOR``) or a
+            ``Verifier``: re-checks the query's positive atoms (``config.verifier_atoms``)
+            after the embedding evidence, as the ``verify`` strategy does; an
+            ``EmbeddingVerifier`` instance replaces the default one instead.
         truth_weight: weight of the soft truth added to the whole-query cosine.
         decomposer: reads the query's logic (default ``RuleDecomposer``).
         config: calibration and logic knobs (``threshold_rank``, ``temperature``,
@@ -109,7 +109,7 @@ class CandidateReranker:
         from logic_rag.models import default_dense_model
         from logic_rag.query.rules import RuleDecomposer
         from logic_rag.strategies import LogicConfig
-        from logic_rag.verifiers.embedding import EmbeddingVerifier
+        from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
         from logic_rag.verifiers.spec import make_verifier
 
         self.encoder = _engine.resolve_encoder(default_dense_model() if model is None else model)
@@ -117,12 +117,21 @@ class CandidateReranker:
         self.truth_weight = check_truth_weight(truth_weight)
         self.decomposer = decomposer or RuleDecomposer()
         self.passages = bool(passages)
-        chosen = verifier if verifier is not None else self.config.verifier
+        cfg = self.config
+        default = CandidateEmbeddingVerifier(
+            atom_depth=cfg.atom_depth,
+            threshold_rank=cfg.threshold_rank,
+            temperature=cfg.temperature,
+            passage_weight=cfg.passage_weight,
+        )
+        chosen = verifier if verifier is not None else cfg.verifier
+        if isinstance(chosen, str) and chosen.strip().lower() == "embedding":
+            chosen = None
         second = None if chosen is None else make_verifier(chosen)
         if isinstance(second, EmbeddingVerifier):
             self.embedding, self.verifier = second, None
         else:
-            self.embedding, self.verifier = self.config.embedding_verifier(), second
+            self.embedding, self.verifier = default, second
 
     def pipeline(self, scores: Sequence[float | None] | None = None) -> Pipeline:
         """The stages one call runs (``scores``: the incoming scores, or None)."""
