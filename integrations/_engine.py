@@ -43,6 +43,7 @@ __all__ = [
     "search",
     "asearch",
     "hit_metadata",
+    "logic_metadata",
     "resolve_encoder",
     "unique_documents",
     "LOGIC_METADATA_KEYS",
@@ -244,6 +245,14 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
     meta["title"] = hit.title
     meta["rank"] = int(hit.rank)
     meta["score"] = float(hit.score)
+    meta.update(logic_metadata(hit))
+    return meta
+
+
+def logic_metadata(hit: Hit) -> dict[str, Any]:
+    """Only the logic keys of :func:`hit_metadata`: ``constraints``, ``constraint_scores``
+    and ``decomposition``, where the hit has them (what a reranker adds to a result)."""
+    meta: dict[str, Any] = {}
     for key, value in (
         ("constraints", hit.constraints),
         ("constraint_scores", getattr(hit, "constraint_scores", None)),

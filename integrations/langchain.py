@@ -3,6 +3,9 @@
 - :class:`LogicRetriever` is a ``BaseRetriever`` (a Runnable): use it in LCEL chains,
   ``retriever | format_docs | prompt | llm``. Each ``Document`` carries in its metadata
   which constraints of the query it satisfied.
+- :class:`LogicReranker` is a ``BaseDocumentCompressor``: put it on top of any retriever
+  with ``ContextualCompressionRetriever(base_compressor=LogicReranker(),
+  base_retriever=...)`` to re-rank its documents under the query's AND / OR / NOT.
 - :class:`LogicEmbeddings` is an ``Embeddings``: our models (registry names or fine-tuned
   folders) for any LangChain vector store.
 
@@ -22,15 +25,17 @@ try:
     from langchain_core.callbacks import (
         AsyncCallbackManagerForRetrieverRun,
         CallbackManagerForRetrieverRun,
+        Callbacks,
     )
     from langchain_core.documents import Document as LCDocument
+    from langchain_core.documents.compressor import BaseDocumentCompressor
     from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
-    from pydantic import ConfigDict, Field, field_validator
+    from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise _engine.missing_framework("langchain", "langchain", exc) from None
 
-__all__ = ["LogicRetriever", "LogicEmbeddings", "documents_from_langchain"]
+__all__ = ["LogicRetriever", "LogicReranker", "LogicEmbeddings", "documents_from_langchain"]
 
 
 def documents_from_langchain(documents: Iterable[LCDocument]) -> list[Any]:
@@ -173,6 +178,110 @@ class LogicRetriever(BaseRetriever):
     ) -> list[LCDocument]:
         hits = await _engine.asearch(self.engine, query, self.k if k is None else k, self.strategy)
         return [_to_document(h) for h in hits]
+
+
+class LogicReranker(BaseDocumentCompressor):
+    """Re-rank another retriever's documents under the logic of the query.
+
+    The query is decomposed (``RuleDecomposer`` by default), every constraint is scored
+    against every document by a verifier, and the documents are re-ranked by whole-query
+    cosine plus ``truth_weight`` x the soft truth of the logic. Each returned document is
+    a copy whose metadata gains ``relevance_score`` (the new score, as other LangChain
+    rerankers write it), ``constraints`` (constraint -> satisfied), ``constraint_scores``
+    (constraint -> degree in [0, 1]) and ``decomposition`` (the logical reading of the
+    query). Only the given documents are embedded (with ``model``), so calibration is
+    relative to them: see :mod:`logic_rag.integrations._rerank`.
+
+    ``LogicReranker(model=None, *, verifier=None, top_n=None, truth_weight=0.75,
+    decomposer=None, config=None, passages=True)``: ``model`` is a dense encoder name,
+    folder or ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`);
+    ``verifier`` ``None`` (embedding evidence), a spec (``cross-encoder:FOLDER``,
+    ``llm:GENERATOR``) or a ``Verifier`` that re-checks the positive atoms; ``top_n``
+    the documents kept (``None``: all, re-ordered).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    top_n: int | None = None
+    truth_weight: float = 0.75
+    model_name: str = ""
+    verifier_name: str = "embedding"
+
+    _core: Any = PrivateAttr()
+
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        verifier: Any = None,
+        top_n: int | None = None,
+        truth_weight: float = 0.75,
+        decomposer: Any = None,
+        config: Any = None,
+        passages: bool = True,
+    ) -> None:
+        from logic_rag.integrations._rerank import CandidateReranker, check_top_n
+
+        core = CandidateReranker(
+            model,
+            verifier=verifier,
+            truth_weight=truth_weight,
+            decomposer=decomposer,
+            config=config,
+            passages=passages,
+        )
+        second = core.verifier if core.verifier is not None else core.embedding
+        super().__init__(
+            top_n=check_top_n(top_n),
+            truth_weight=core.truth_weight,
+            model_name=core.encoder.name,
+            verifier_name=second.name,
+        )
+        self._core = core
+
+    @property
+    def reranker(self) -> Any:
+        """The framework-free :class:`~logic_rag.integrations._rerank.CandidateReranker`."""
+        return self._core
+
+    def _inputs(self, documents: Sequence[LCDocument], query: str) -> dict[str, Any]:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        docs = documents_from_langchain(documents)
+        return {
+            "texts": [d.text for d in docs],
+            "titles": [d.title for d in docs],
+            "top_n": self.top_n,
+        }
+
+    @staticmethod
+    def _annotated(documents: Sequence[LCDocument], ranked: list[Any]) -> list[LCDocument]:
+        out = []
+        for item in ranked:
+            doc = documents[item.position]
+            meta = {
+                **(doc.metadata or {}),
+                "relevance_score": float(item.hit.score),
+                **_engine.logic_metadata(item.hit),
+            }
+            out.append(doc.model_copy(update={"metadata": meta}))
+        return out
+
+    def compress_documents(
+        self, documents: Sequence[LCDocument], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[LCDocument]:
+        """The documents re-ranked (best first, at most ``top_n``) and annotated."""
+        documents = list(documents)
+        inputs = self._inputs(documents, query)
+        return self._annotated(documents, self._core.rerank(query, **inputs))
+
+    async def acompress_documents(
+        self, documents: Sequence[LCDocument], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[LCDocument]:
+        """:meth:`compress_documents` with the model work in a worker thread."""
+        documents = list(documents)
+        inputs = self._inputs(documents, query)
+        return self._annotated(documents, await self._core.arerank(query, **inputs))
 
 
 class LogicEmbeddings(Embeddings):

@@ -5,6 +5,9 @@
   whose metadata says which constraints of the query the document satisfied.
 - :class:`LogicEmbedding` is a ``BaseEmbedding``: our models (registry names or
   fine-tuned folders) serve a ``VectorStoreIndex``.
+- :class:`LogicReranker` is a ``BaseNodePostprocessor``: put it after any retriever
+  (``index.as_query_engine(node_postprocessors=[LogicReranker()])``) to re-rank its
+  nodes under the query's AND / OR / NOT and say which constraints each node satisfied.
 - :class:`LocalLLM` is a ``CustomLLM`` over a packaged GGUF generator (``smollm2-135m``,
   ``qwen2.5-0.5b``) loaded with transformers, for fully offline pipelines and tests.
 
@@ -32,15 +35,17 @@ try:
         LLMMetadata,
         MessageRole,
     )
-    from llama_index.core.bridge.pydantic import PrivateAttr
+    from llama_index.core.bridge.pydantic import Field, PrivateAttr
+    from llama_index.core.callbacks import CBEventType, EventPayload
     from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
     from llama_index.core.llms.custom import CustomLLM
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise _engine.missing_framework("llama-index", "llama_index", exc) from None
 
-__all__ = ["LogicRetriever", "LogicEmbedding", "LocalLLM", "nodes_to_documents"]
+__all__ = ["LogicRetriever", "LogicReranker", "LogicEmbedding", "LocalLLM", "nodes_to_documents"]
 
 
 def nodes_to_documents(nodes: Sequence[BaseNode]) -> list[Any]:
@@ -192,6 +197,149 @@ class LogicRetriever(BaseRetriever):
             self.engine, query_bundle.query_str, self.similarity_top_k, self.strategy
         )
         return [_to_node(h) for h in hits]
+
+
+class LogicReranker(BaseNodePostprocessor):
+    """Re-rank another retriever's nodes under the logic of the query.
+
+    The query is decomposed (``RuleDecomposer`` by default), every constraint is scored
+    against every node by a verifier, and the nodes are re-ranked by whole-query cosine
+    plus ``truth_weight`` x the soft truth of the logic. Each returned node is a copy of
+    the input node whose metadata gains ``constraints`` (constraint -> satisfied),
+    ``constraint_scores`` (constraint -> degree in [0, 1]) and ``decomposition`` (the
+    logical reading of the query), hidden from the LLM and embedding views; its score is
+    the new score. Only the given nodes are embedded (with ``model``), so calibration is
+    relative to them: see :mod:`logic_rag.integrations._rerank`.
+
+    Args:
+        model: dense encoder name, folder or ``DenseEncoder`` (default
+            :func:`logic_rag.models.default_dense_model`).
+        verifier: ``None`` (embedding evidence), a spec (``cross-encoder:FOLDER``,
+            ``llm:GENERATOR``) or a ``Verifier``, which re-checks the positive atoms.
+        top_n: nodes kept (``None``: all, re-ordered).
+        truth_weight: weight of the soft truth added to the cosine.
+        decomposer: a ``logic_rag.query`` decomposer.
+        config: a ``logic_rag.LogicConfig`` for the calibration knobs.
+        passages: check atoms against each node's best sentence too.
+    """
+
+    top_n: int | None = Field(default=None, description="Nodes kept (None: all).")
+    truth_weight: float = Field(default=0.75, description="Weight of the soft truth.")
+    model_name: str = Field(default="", description="The dense encoder.")
+    verifier_name: str = Field(default="embedding", description="The constraint verifier.")
+
+    _core: Any = PrivateAttr()
+
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        verifier: Any = None,
+        top_n: int | None = None,
+        truth_weight: float = 0.75,
+        decomposer: Any = None,
+        config: Any = None,
+        passages: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        from logic_rag.integrations._rerank import CandidateReranker, check_top_n
+
+        core = CandidateReranker(
+            model,
+            verifier=verifier,
+            truth_weight=truth_weight,
+            decomposer=decomposer,
+            config=config,
+            passages=passages,
+        )
+        second = core.verifier if core.verifier is not None else core.embedding
+        super().__init__(
+            top_n=check_top_n(top_n),
+            truth_weight=core.truth_weight,
+            model_name=core.encoder.name,
+            verifier_name=second.name,
+            **kwargs,
+        )
+        self._core = core
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "LogicRagReranker"
+
+    @property
+    def reranker(self) -> Any:
+        """The framework-free :class:`~logic_rag.integrations._rerank.CandidateReranker`."""
+        return self._core
+
+    def _inputs(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None
+    ) -> tuple[str, dict[str, Any]]:
+        if query_bundle is None or not query_bundle.query_str:
+            raise ValueError(
+                "LogicReranker needs the query: call postprocess_nodes(nodes, query_str=...) "
+                "or pass a QueryBundle"
+            )
+        docs = nodes_to_documents([n.node for n in nodes])
+        return query_bundle.query_str, {
+            "texts": [d.text for d in docs],
+            "titles": [d.title for d in docs],
+            "scores": [n.score for n in nodes],
+            "top_n": self.top_n,
+        }
+
+    def _annotated(self, nodes: list[NodeWithScore], ranked: list[Any]) -> list[NodeWithScore]:
+        out = []
+        for item in ranked:
+            node = nodes[item.position].node
+            extra = _engine.logic_metadata(item.hit)
+            keys = list(extra)
+            copy = node.model_copy(
+                update={
+                    "metadata": {**(node.metadata or {}), **extra},
+                    "excluded_embed_metadata_keys": _union(node.excluded_embed_metadata_keys, keys),
+                    "excluded_llm_metadata_keys": _union(node.excluded_llm_metadata_keys, keys),
+                }
+            )
+            out.append(NodeWithScore(node=copy, score=float(item.hit.score)))
+        return out
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        query, inputs = self._inputs(nodes, query_bundle)
+        if not nodes:
+            return []
+        with self.callback_manager.event(
+            CBEventType.RERANKING, payload=self._payload(nodes, query)
+        ) as event:
+            out = self._annotated(nodes, self._core.rerank(query, **inputs))
+            event.on_end(payload={EventPayload.NODES: out})
+        return out
+
+    async def _apostprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        query, inputs = self._inputs(nodes, query_bundle)
+        if not nodes:
+            return []
+        with self.callback_manager.event(
+            CBEventType.RERANKING, payload=self._payload(nodes, query)
+        ) as event:
+            out = self._annotated(nodes, await self._core.arerank(query, **inputs))
+            event.on_end(payload={EventPayload.NODES: out})
+        return out
+
+    def _payload(self, nodes: list[NodeWithScore], query: str) -> dict[Any, Any]:
+        return {
+            EventPayload.NODES: nodes,
+            EventPayload.MODEL_NAME: self.model_name,
+            EventPayload.QUERY_STR: query,
+            EventPayload.TOP_K: self.top_n if self.top_n is not None else len(nodes),
+        }
+
+
+def _union(first: list[str] | None, second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*(first or []), *second]))
 
 
 class LogicEmbedding(BaseEmbedding):

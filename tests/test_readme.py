@@ -9,7 +9,15 @@ import pytest
 from logic_rag.paths import project_root
 
 
-@pytest.mark.parametrize("name", ["llama_index_example.py", "langchain_example.py"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "llama_index_example.py",
+        "langchain_example.py",
+        "llama_index_reranker_example.py",
+        "langchain_reranker_example.py",
+    ],
+)
 def test_readme_shows_the_tested_example(name):
     root = project_root()
     code = (root / "integrations" / "examples" / name).read_text()

@@ -3,8 +3,9 @@
 Each adds documents to every query's candidate set (a union) and records its own ranking:
 :class:`DenseCandidates` (whole query), :class:`AtomCandidates` (each positive atom),
 :class:`BM25Candidates`, :class:`SpladeCandidates` (whole query or composed),
-:class:`OrthogonalCandidates`. Several sources in a row form a fused hybrid pool; the
-``rrf`` signal of :class:`~logic_rag.pipeline.ranking.Combine` fuses their ranks.
+:class:`OrthogonalCandidates`, :class:`GivenCandidates` (a reranker's input, as given).
+Several sources in a row form a fused hybrid pool; the ``rrf`` signal of
+:class:`~logic_rag.pipeline.ranking.Combine` fuses their ranks.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "BM25Candidates": "bm25",
     "SpladeCandidates": "splade",
     "OrthogonalCandidates": "orthogonal",
+    "GivenCandidates": "given",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from .atoms import AtomCandidates
     from .bm25 import BM25Candidates
     from .dense import DenseCandidates
+    from .given import GivenCandidates
     from .orthogonal import OrthogonalCandidates
     from .splade import SpladeCandidates
 

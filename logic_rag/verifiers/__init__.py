@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "Verify": "base",
     "PairCache": "cache",
     "EmbeddingVerifier": "embedding",
+    "CandidateEmbeddingVerifier": "embedding",
     "CrossEncoderVerifier": "cross_encoder",
     "LLMVerifier": "llm",
     "make_verifier": "spec",
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .base import Checked, CheckRequest, PairVerifier, Verifier, Verify
     from .cache import PairCache
     from .cross_encoder import CrossEncoderVerifier
-    from .embedding import EmbeddingVerifier
+    from .embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
     from .llm import LLMVerifier
     from .spec import make_verifier
 

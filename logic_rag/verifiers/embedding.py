@@ -9,7 +9,8 @@ documents: the evidence of its ``threshold_rank``-th neighbour marks p = 0.5 (se
 index search as the candidates, so the check costs a few matrix products.
 
 Over a bare list of candidates (a reranker on someone else's store) the candidates are the
-only corpus there is: the calibration then uses them as the neighbourhood.
+only corpus there is: the calibration then uses them as the neighbourhood, and
+:class:`CandidateEmbeddingVerifier` puts the boundary between two candidates.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from logic_rag.compose.calibration import atom_thresholds, calibrate
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.verifiers.base import Checked, CheckRequest, Verifier
 
-__all__ = ["EmbeddingVerifier"]
+__all__ = ["EmbeddingVerifier", "CandidateEmbeddingVerifier"]
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,41 @@ class EmbeddingVerifier(Verifier):
         at_neighbours = np.take_along_axis(
             evidence, inverse[len(cand) :].reshape(neighbours.shape), axis=1
         )
-        rank = min(self.threshold_rank, max(1, len(ctx.resources) // 4))
-        thresholds = atom_thresholds(-np.sort(-at_neighbours, axis=1), rank)
+        thresholds = self.thresholds(-np.sort(-at_neighbours, axis=1), len(ctx.resources))
         return Checked(calibrate(at_cand, thresholds, self.temperature), at_cand)
+
+    def threshold_rank_for(self, corpus_size: int) -> int:
+        """The neighbour rank that marks p = 0.5 in a corpus of ``corpus_size``."""
+        return min(self.threshold_rank, max(1, corpus_size // 4))
+
+    def thresholds(self, ranked: np.ndarray, corpus_size: int) -> np.ndarray:
+        """Per-atom p = 0.5 boundary from each atom's neighbour evidence, best first."""
+        return atom_thresholds(ranked, self.threshold_rank_for(corpus_size))
+
+
+@dataclass(frozen=True)
+class CandidateEmbeddingVerifier(EmbeddingVerifier):
+    """:class:`EmbeddingVerifier` calibrated on a reranker's candidates alone.
+
+    A reranker's index holds only the few documents another retriever returned, so the
+    atom's neighbourhood is those ``n`` candidates and the rank ``r`` is
+    ``min(threshold_rank, max(1, n // 4))``, as in a corpus. The boundary is put halfway
+    between the evidence of the ``r``-th and the ``(r+1)``-th neighbour instead of at the
+    ``r``-th: with the corpus rule and fewer than eight candidates (``r = 1``), the page
+    that matches an atom best would sit at p = 0.5 exactly, so a page that plainly *is* a
+    negated atom's member would never be flagged. With the midpoint the best ``r``
+    candidates lie above p = 0.5 and the rest below, by their evidence gap over
+    ``temperature``; with many candidates it is practically the corpus rule. With a
+    single candidate there is nothing to compare: every atom gets p = 0.5.
+    """
+
+    def thresholds(self, ranked: np.ndarray, corpus_size: int) -> np.ndarray:
+        rank = self.threshold_rank_for(corpus_size)
+        at_rank = atom_thresholds(ranked, rank)
+        if ranked.shape[1] <= rank:
+            return at_rank
+        below = ranked[:, rank]
+        return np.where(np.isfinite(below), (at_rank + below) / 2.0, at_rank)
 
 
 def _padded(ids: np.ndarray, depth: int) -> np.ndarray:

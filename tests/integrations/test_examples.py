@@ -33,3 +33,30 @@ def test_example_runs(script, framework):
     assert "Strawberries" in lines[4] and "'NOT berries': False" in lines[5]
     assert "'NOT berries': True" in lines[1]
     assert len((EXAMPLES / script).read_text().splitlines()) <= 30
+
+
+@pytest.mark.parametrize(
+    ("script", "framework"),
+    [
+        ("llama_index_reranker_example.py", "llama_index.core"),
+        ("langchain_reranker_example.py", "langchain_core"),
+    ],
+)
+def test_reranker_example_runs(script, framework):
+    pytest.importorskip(framework)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 6
+    # The vector store's candidates, re-ranked: the berry is last of the three and flagged.
+    assert {lines[0].split()[1], lines[2].split()[1]} == {"Avocados", "Almonds"}
+    assert "Strawberries" in lines[4] and "'NOT berries': False" in lines[5]
+    assert "'NOT berries': True" in lines[1] and "'NOT berries': True" in lines[3]
+    assert len((EXAMPLES / script).read_text().splitlines()) <= 30

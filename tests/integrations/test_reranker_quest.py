@@ -1,0 +1,68 @@
+"""End to end on real QUEST pages and MiniLM: a negation query pushes its violators down."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+#: MiniLM's whole-query top 10 for QUERY among the first 200 QUEST-attr novel pages, in
+#: that order (six are science fiction novels, which the query excludes).
+TITLES = [
+    "Against the Fall of Night",
+    "Allegiant (novel)",
+    "2001: A Space Odyssey (novel)",
+    "An Anglo-American Alliance",
+    "Against a Dark Background",
+    "A Dusk of Demons",
+    "Arlington Park (novel)",
+    "A Storm of Swords",
+    "Among the Missing (novel)",
+    "A Sicilian Romance",
+]
+QUERY = "novels that are not science fiction novels"
+
+
+@pytest.fixture(scope="module")
+def pages(shared_data):
+    path = shared_data / "quest" / "attr" / "documents.jsonl"
+    if not path.is_file():
+        pytest.skip(f"QUEST-attr pages not found at {path}")
+    by_title = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if row["title"] in TITLES:
+                by_title[row["title"]] = row
+    missing = [t for t in TITLES if t not in by_title]
+    if missing:
+        pytest.skip(f"QUEST-attr pages missing from {path}: {missing}")
+    return [by_title[t] for t in TITLES]
+
+
+def _sf(text: str) -> bool:
+    return "science fiction" in text.lower()
+
+
+def test_negation_moves_science_fiction_down(pages, minilm):
+    pytest.importorskip("langchain_core")
+    from langchain_core.documents import Document
+
+    from logic_rag.integrations.langchain import LogicReranker
+
+    docs = [
+        Document(page_content=p["text"], metadata={"title": p["title"]}, id=p["title"])
+        for p in pages
+    ]
+    before = [_sf(d.page_content) for d in docs]
+    assert before[:6] == [True] * 6 and not any(before[6:])
+    out = LogicReranker(minilm).compress_documents(docs, QUERY)
+    after = [_sf(d.page_content) for d in out]
+    assert len(out) == len(docs)
+    # The input's first page (a science fiction novel) moves down, and pages that satisfy
+    # the negated constraint move into the top five.
+    assert out[0].id != docs[0].id
+    assert [d.id for d in out].index(docs[0].id) >= 2
+    assert sum(after[:5]) <= 3 < sum(before[:5])
+    for doc in out:
+        assert "NOT science fiction novels" in doc.metadata["constraints"]
