@@ -85,6 +85,25 @@ def _scatter(retriever: Any, world_dir: Path, split: str, out: Path) -> Path | N
     )
 
 
+def _world(world_dir: Path, entities: int, test_queries: int, seed: int) -> tuple[Any, Any, Any]:
+    """Generate and write a QUEST-format world; its documents, test queries and atom sets."""
+    from logic_rag.corpus import load_documents
+    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
+    from logic_rag.evals.world import WorldConfig, generate_world, write_world
+
+    config = WorldConfig(
+        n_entities=entities,
+        n_queries_per_split={"train": 0, "val": 0, "test": test_queries},
+        seed=seed,
+    )
+    write_world(generate_world(config), world_dir)
+    return (
+        load_documents(world_dir / "documents.jsonl"),
+        load_quest_queries(world_dir / "test.jsonl"),
+        load_atom_sets(world_dir / "atoms.jsonl"),
+    )
+
+
 def _default_comparison(
     out: Path, *, entities: int, test_queries: int, seed: int, old: str, new: str
 ) -> dict[str, dict[str, Any]] | None:
@@ -93,23 +112,11 @@ def _default_comparison(
     Returns ``{"rerank-minilm": metrics, ...}``, or None (with a message) when the new
     default model is not assembled on this machine.
     """
-    from logic_rag.corpus import load_documents
     from logic_rag.errors import ModelNotFoundError
-    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
     from logic_rag.evals.quest.runner import evaluate_strategies
-    from logic_rag.evals.world import WorldConfig, generate_world, write_world
     from logic_rag.logic_retriever import LogicRetriever
 
-    world_dir = out / "world-small"
-    config = WorldConfig(
-        n_entities=entities,
-        n_queries_per_split={"train": 0, "val": 0, "test": test_queries},
-        seed=seed,
-    )
-    write_world(generate_world(config), world_dir)
-    docs = load_documents(world_dir / "documents.jsonl")
-    queries = load_quest_queries(world_dir / "test.jsonl")
-    atom_sets = load_atom_sets(world_dir / "atoms.jsonl")
+    docs, queries, atom_sets = _world(out / "world-small", entities, test_queries, seed)
     results: dict[str, dict[str, Any]] = {}
     for model in (old, new):
         t = time.perf_counter()
@@ -158,25 +165,14 @@ def run_demo(
     ``compare_entities`` sizes the world on which the old default (``rerank`` over
     MiniLM) meets the new one (``rerank`` over EmbeddingGemma-300M); 0 skips it.
     """
-    from logic_rag.corpus import load_documents
-    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
     from logic_rag.evals.quest.runner import evaluate_strategies, print_table, write_outputs
-    from logic_rag.evals.world import WorldConfig, generate_world, write_world
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.query import render
 
     out = Path(out)
     started = time.perf_counter()
     world_dir = out / "world"
-    config = WorldConfig(
-        n_entities=entities,
-        n_queries_per_split={"train": 0, "val": 0, "test": test_queries},
-        seed=seed,
-    )
-    write_world(generate_world(config), world_dir)
-    docs = load_documents(world_dir / "documents.jsonl")
-    queries = load_quest_queries(world_dir / "test.jsonl")
-    atom_sets = load_atom_sets(world_dir / "atoms.jsonl")
+    docs, queries, atom_sets = _world(world_dir, entities, test_queries, seed)
     _log(f"[demo] world: {len(docs):,} documents, {len(queries)} test queries -> {world_dir}")
 
     if not sparse:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from logic_rag.strategies import LogicConfig
     from logic_rag.verifiers.base import Verifier
 
-__all__ = ["CandidateReranker", "Reranked", "check_top_n", "check_truth_weight"]
+__all__ = ["CandidateReranker", "Reranked", "build_reranker", "check_top_n", "check_truth_weight"]
 
 
 @dataclass(frozen=True)
@@ -234,3 +234,32 @@ class CandidateReranker:
         )
         hits = engine.search(query, k)
         return [Reranked(int(h.id), h) for h in hits]
+
+
+def build_reranker(
+    model: Any = None,
+    *,
+    verifier: Any = None,
+    top_n: int | None = None,
+    truth_weight: float = 0.75,
+    decomposer: Any = None,
+    config: Any = None,
+    passages: bool = True,
+) -> tuple[CandidateReranker, dict[str, Any]]:
+    """The core reranker and the public fields both framework adapters declare."""
+    core = CandidateReranker(
+        model,
+        verifier=verifier,
+        truth_weight=truth_weight,
+        decomposer=decomposer,
+        config=config,
+        passages=passages,
+    )
+    second = core.verifier if core.verifier is not None else core.embedding
+    fields = {
+        "top_n": check_top_n(top_n),
+        "truth_weight": core.truth_weight,
+        "model_name": core.encoder.name,
+        "verifier_name": second.name,
+    }
+    return core, fields

@@ -220,22 +220,19 @@ class LogicReranker(BaseDocumentCompressor):
         config: Any = None,
         passages: bool = True,
     ) -> None:
-        from logic_rag.integrations._rerank import CandidateReranker, check_top_n
+        from logic_rag.integrations._rerank import build_reranker
 
-        core = CandidateReranker(
+        core, fields = build_reranker(
             model,
             verifier=verifier,
+            top_n=top_n,
             truth_weight=truth_weight,
             decomposer=decomposer,
             config=config,
             passages=passages,
         )
-        second = core.verifier if core.verifier is not None else core.embedding
         super().__init__(
-            top_n=check_top_n(top_n),
-            truth_weight=core.truth_weight,
-            model_name=core.encoder.name,
-            verifier_name=second.name,
+            **fields,
         )
         self._core = core
 
