@@ -70,3 +70,39 @@ def small_logic_retriever(small_world, minilm):
 
     docs = load_documents(small_world / "documents.jsonl")
     return LogicRetriever.build(docs, model=minilm, sparse_model="splade-tiny")
+
+
+#: MiniLM's whole-query top 10 for "novels that are not science fiction novels" among the
+#: first 200 QUEST-attr novel pages, in that order (the first six are science fiction).
+QUEST_NOVEL_TITLES = [
+    "Against the Fall of Night",
+    "Allegiant (novel)",
+    "2001: A Space Odyssey (novel)",
+    "An Anglo-American Alliance",
+    "Against a Dark Background",
+    "A Dusk of Demons",
+    "Arlington Park (novel)",
+    "A Storm of Swords",
+    "Among the Missing (novel)",
+    "A Sicilian Romance",
+]
+
+
+@pytest.fixture(scope="session")
+def quest_novel_pages(shared_data):
+    """Ten real QUEST-attr novel pages (``{"title", "text"}``), in QUEST_NOVEL_TITLES order."""
+    import json
+
+    path = shared_data / "quest" / "attr" / "documents.jsonl"
+    if not path.is_file():
+        pytest.skip(f"QUEST-attr pages not found at {path}")
+    by_title = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if row["title"] in QUEST_NOVEL_TITLES:
+                by_title[row["title"]] = row
+    missing = [t for t in QUEST_NOVEL_TITLES if t not in by_title]
+    if missing:
+        pytest.skip(f"QUEST-attr pages missing from {path}: {missing}")
+    return [by_title[t] for t in QUEST_NOVEL_TITLES]

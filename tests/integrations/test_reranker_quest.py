@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-#: MiniLM's whole-query top 10 for QUERY among the first 200 QUEST-attr novel pages, in
-#: that order (six are science fiction novels, which the query excludes).
-TITLES = [
-    "Against the Fall of Night",
-    "Allegiant (novel)",
-    "2001: A Space Odyssey (novel)",
-    "An Anglo-American Alliance",
-    "Against a Dark Background",
-    "A Dusk of Demons",
-    "Arlington Park (novel)",
-    "A Storm of Swords",
-    "Among the Missing (novel)",
-    "A Sicilian Romance",
-]
 QUERY = "novels that are not science fiction novels"
 
 
 @pytest.fixture(scope="module")
-def pages(shared_data):
-    path = shared_data / "quest" / "attr" / "documents.jsonl"
-    if not path.is_file():
-        pytest.skip(f"QUEST-attr pages not found at {path}")
-    by_title = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            row = json.loads(line)
-            if row["title"] in TITLES:
-                by_title[row["title"]] = row
-    missing = [t for t in TITLES if t not in by_title]
-    if missing:
-        pytest.skip(f"QUEST-attr pages missing from {path}: {missing}")
-    return [by_title[t] for t in TITLES]
+def pages(quest_novel_pages):
+    return quest_novel_pages
 
 
 def _sf(text: str) -> bool:
