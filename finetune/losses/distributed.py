@@ -23,6 +23,7 @@ largest local batch before the gather and the padding is cut off after it.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -74,7 +75,10 @@ def all_gather_with_grad(tensor: Tensor) -> Tensor:
     from torch.distributed.nn.functional import all_gather
 
     sizes = _local_sizes(tensor)
-    gathered = all_gather(_pad_rows(tensor, max(sizes)))
+    with warnings.catch_warnings():
+        # Deprecated in favour of functional collectives, which carry no autograd on gloo.
+        warnings.simplefilter("ignore", FutureWarning)
+        gathered = all_gather(_pad_rows(tensor, max(sizes)))
     return torch.cat([g[:n] for g, n in zip(gathered, sizes, strict=True)])
 
 

@@ -97,3 +97,74 @@ def test_without_process_group_gathering_is_a_no_op():
     gathered, grad_g = worker.loss_and_grad("logicol", True, slice(None))
     assert gathered == pytest.approx(single)
     torch.testing.assert_close(grad_g, grad)
+
+
+def test_recipes_pass_the_flag_to_their_losses():
+    from torch import nn
+
+    from logic_rag.finetune.recipes import ContrastiveArgs, LoreArgs
+    from logic_rag.finetune.recipes.cli import build_parser
+    from logic_rag.finetune.recipes.contrastive import build_contrastive_loss
+
+    for recipe in ("logicol", "supcon", "lore"):
+        parser = build_parser(recipe)
+        assert parser.parse_args(
+            ["--train", "t", "--docs", "d", "--out", "o"]
+        ).gather_across_devices
+        off = parser.parse_args(["--train", "t", "--docs", "d", "--out", "o", "--no-gather-across-devices"])  # fmt: skip
+        assert off.gather_across_devices is False
+    model = nn.Sequential(nn.Identity())  # stands in for a SentenceTransformer (model[0])
+    for loss in ("logicol", "supcon"):
+        for cached in (False, True):
+            args = ContrastiveArgs(train="t", docs="d", out="o", loss=loss, cached=cached)
+            assert build_contrastive_loss(args, model, None).gather_across_devices
+            args.gather_across_devices = False
+            assert not build_contrastive_loss(args, model, None).gather_across_devices
+    assert LoreArgs(train="t", docs="d", out="o").gather_across_devices
+
+
+def test_launched_world_size_reads_torchrun_environment(monkeypatch):
+    from logic_rag.finetune.recipes.training import launched_world_size
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert launched_world_size() == 1
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert launched_world_size() == 2
+
+
+def test_logicol_recipe_under_torchrun_with_two_cpu_processes(tmp_path):
+    """End to end: ``torchrun --nproc_per_node 2 -m logic_rag.cli finetune logicol`` on CPU
+    (gloo) trains 2 steps on 16 queries (global batch 8) and writes one complete model."""
+    import json
+    import os
+    import subprocess
+
+    from logic_rag.evals.world import main as world_main
+    from logic_rag.models import resolve_model
+
+    try:
+        resolve_model("minilm")
+    except Exception as exc:  # pragma: no cover - depends on the installed model packages
+        pytest.skip(f"minilm is not available offline: {exc}")
+    world = tmp_path / "world"
+    assert world_main(["--out", str(world), "--entities", "300", "--seed", "1"]) == 0
+    out = tmp_path / "run"
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+        "-m", "logic_rag.cli", "finetune", "logicol",
+        "--train", str(world / "train.jsonl"), "--docs", str(world / "documents.jsonl"),
+        "--atoms", str(world / "atoms.jsonl"), "--out", str(out), "--max-steps", "2",
+        "--batch-size", "4", "--max-seq-length", "32", "--limit", "16", "--save-steps", "2",
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env["TRANSFORMERS_OFFLINE"] = "1"
+    proc = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("saved ") == 2  # both ranks return the same folder
+    model = out / "model"
+    assert (model / "model.safetensors").is_file()
+    card = json.loads((model / "logic_rag_training.json").read_text(encoding="utf-8"))
+    assert card["training"]["processes"] == 2
+    assert card["training"]["global_step"] == 2
+    assert card["loss"]["config"]["gather_across_devices"] is True
+    assert not list(out.glob(".model.tmp-*"))
