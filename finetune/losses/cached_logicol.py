@@ -20,7 +20,8 @@ class CachedLogiCoLLoss(GradCacheAdapter, CachedLossMixin, LogiCoLLoss):
     """:class:`LogiCoLLoss` with gradient caching: same value and gradients, bounded memory.
 
     Same arguments as :class:`LogiCoLLoss` plus ``mini_batch_size``, ``mini_batch_num_tokens``
-    and ``show_progress_bar``.
+    and ``show_progress_bar``; ``gather_across_devices`` as in
+    :class:`~logic_rag.finetune.losses.cached_supcon.CachedMultiPositiveSupConLoss`.
     """
 
     def __init__(
@@ -36,6 +37,7 @@ class CachedLogiCoLLoss(GradCacheAdapter, CachedLossMixin, LogiCoLLoss):
         mini_batch_size: int = 32,
         mini_batch_num_tokens: int | None = None,
         show_progress_bar: bool = False,
+        gather_across_devices: bool = False,
     ) -> None:
         LogiCoLLoss.__init__(
             self,
@@ -47,6 +49,7 @@ class CachedLogiCoLLoss(GradCacheAdapter, CachedLossMixin, LogiCoLLoss):
             exclusion_margin=exclusion_margin,
             subset_margin=subset_margin,
             exclusion_temperature=exclusion_temperature,
+            gather_across_devices=gather_across_devices,
         )
         self._init_cache(mini_batch_size, mini_batch_num_tokens, show_progress_bar)
 

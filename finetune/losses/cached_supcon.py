@@ -34,7 +34,12 @@ class CachedMultiPositiveSupConLoss(GradCacheAdapter, CachedLossMixin, MultiPosi
     """:class:`MultiPositiveSupConLoss` with gradient caching; same arguments plus
     ``mini_batch_size`` (texts embedded at once), ``mini_batch_num_tokens`` and
     ``show_progress_bar``. Use eval-mode dropout or accept that the cached and plain losses
-    draw different dropout masks."""
+    draw different dropout masks.
+
+    ``gather_across_devices`` works as in the plain loss: the loss over the cached embeddings
+    is computed on the gathered global batch (its backward runs the collective on every rank
+    in step) and the replayed mini-batches push each rank's share of the gradient into its
+    encoder; sentence-transformers' ``CachedLossMixin`` synchronises DDP once per step."""
 
     def __init__(
         self,
@@ -44,8 +49,15 @@ class CachedMultiPositiveSupConLoss(GradCacheAdapter, CachedLossMixin, MultiPosi
         mini_batch_size: int = 32,
         mini_batch_num_tokens: int | None = None,
         show_progress_bar: bool = False,
+        gather_across_devices: bool = False,
     ) -> None:
-        MultiPositiveSupConLoss.__init__(self, model, temperature=temperature, relations=relations)
+        MultiPositiveSupConLoss.__init__(
+            self,
+            model,
+            temperature=temperature,
+            relations=relations,
+            gather_across_devices=gather_across_devices,
+        )
         self._init_cache(mini_batch_size, mini_batch_num_tokens, show_progress_bar)
 
     @property

@@ -108,6 +108,9 @@ class LogiCoLLoss(MultiPositiveSupConLoss):
         exclusion_margin, subset_margin: gamma_e, gamma_s (paper: 0.2).
         exclusion_temperature: temperature of the per-query softmax over in-batch documents in
             the exclusion term; 1.0 reproduces the authors' code (softmax of raw cosines).
+        gather_across_devices: gather the global batch across DDP ranks, as in
+            :class:`~logic_rag.finetune.losses.supcon.MultiPositiveSupConLoss`; the subset and
+            exclusion pairs are then found among all queries of the global batch.
 
     Inputs: ``(query, positive)`` pairs (+ optional hard-negative columns); label column
     ``[query_id, positive_doc_id, group_id]``. Use with
@@ -125,8 +128,14 @@ class LogiCoLLoss(MultiPositiveSupConLoss):
         exclusion_margin: float = 0.2,
         subset_margin: float = 0.2,
         exclusion_temperature: float = 1.0,
+        gather_across_devices: bool = False,
     ) -> None:
-        super().__init__(model, temperature=temperature, relations=relations)
+        super().__init__(
+            model,
+            temperature=temperature,
+            relations=relations,
+            gather_across_devices=gather_across_devices,
+        )
         if exclusion_temperature <= 0:
             raise ValueError(f"exclusion_temperature must be > 0, got {exclusion_temperature}")
         if min(exclusion_weight, subset_weight) < 0:
@@ -153,7 +162,7 @@ class LogiCoLLoss(MultiPositiveSupConLoss):
         )
 
     def compute_loss_from_embeddings(self, queries: Tensor, docs: Tensor, labels: Any) -> Tensor:
-        return self.components(queries, docs, labels)["total"]
+        return self.components(*self.gather(queries, docs, labels))["total"]
 
     def get_config_dict(self) -> dict[str, Any]:
         return {

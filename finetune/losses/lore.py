@@ -30,7 +30,17 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-__all__ = ["LoreLoss", "lore_loss", "POSITIVE", "DISTRACTOR", "NEGATIVE", "IGNORE"]
+from logic_rag.finetune.losses.distributed import distributed_world_size, global_count
+
+__all__ = [
+    "LoreLoss",
+    "lore_loss",
+    "lore_per_query",
+    "POSITIVE",
+    "DISTRACTOR",
+    "NEGATIVE",
+    "IGNORE",
+]
 
 POSITIVE = 1
 """Tier label of a positive candidate (P)."""
@@ -53,8 +63,10 @@ LORE_CITATION = """
 """
 
 
-def lore_loss(cos: Tensor, tiers: Tensor, temperature: float, beta: float, alpha: float) -> Tensor:
-    """Tiered loss from ``[B, C]`` cosines and ``[B, C]`` tier labels (see the module docstring)."""
+def lore_per_query(
+    cos: Tensor, tiers: Tensor, temperature: float, beta: float, alpha: float
+) -> Tensor:
+    """``[B]`` per-query tiered losses from ``[B, C]`` cosines and ``[B, C]`` tier labels."""
     logits = cos / temperature
     neg_inf = torch.finfo(logits.dtype).min
     weighted = torch.where(
@@ -70,8 +82,12 @@ def lore_loss(cos: Tensor, tiers: Tensor, temperature: float, beta: float, alpha
     )
     pos = (tiers == POSITIVE).to(logits.dtype)
     num_pos = pos.sum(dim=1)
-    per_query = (per_candidate * pos).sum(dim=1) / num_pos.clamp_min(1.0)
-    return per_query.mean()
+    return (per_candidate * pos).sum(dim=1) / num_pos.clamp_min(1.0)
+
+
+def lore_loss(cos: Tensor, tiers: Tensor, temperature: float, beta: float, alpha: float) -> Tensor:
+    """Tiered loss from ``[B, C]`` cosines and ``[B, C]`` tier labels (see the module docstring)."""
+    return lore_per_query(cos, tiers, temperature, beta, alpha).mean()
 
 
 class LoreLoss(nn.Module):
@@ -87,6 +103,14 @@ class LoreLoss(nn.Module):
         alpha: weight of negative (N2) terms (paper: 1).
         column_tiers: tier of each candidate column when the dataset has no label column, e.g.
             ``(POSITIVE, DISTRACTOR, NEGATIVE, NEGATIVE)``.
+        gather_across_devices: under DDP (world size > 1), normalise by the global batch.
+            LORE has no in-batch negatives (each query meets only its own candidates) and the
+            document side is frozen, so nothing needs gathering but the number of queries:
+            each rank returns ``W * (sum of its per-query losses) / N_global``, whose mean over
+            the ``W`` ranks is the single-process loss on the global batch, and DDP's gradient
+            averaging turns the per-rank gradients into the single-process gradient even when
+            ranks hold batches of different sizes. Without it each rank's loss is its local
+            mean, which is the same thing when every rank holds ``N / W`` queries.
 
     Inputs: ``(query, candidate_1, ..., candidate_C)``. Labels: one list of ``C`` tier labels
     per row (``1`` positive, ``0`` distractor, ``-1`` negative, ``-100`` padding), or none with
@@ -101,6 +125,7 @@ class LoreLoss(nn.Module):
         beta: float = 3.0,
         alpha: float = 1.0,
         column_tiers: Sequence[int] | None = None,
+        gather_across_devices: bool = False,
     ) -> None:
         super().__init__()
         if temperature <= 0 or beta <= 0 or alpha <= 0:
@@ -121,6 +146,7 @@ class LoreLoss(nn.Module):
         self.beta = float(beta)
         self.alpha = float(alpha)
         self.column_tiers = None if column_tiers is None else tuple(int(t) for t in column_tiers)
+        self.gather_across_devices = bool(gather_across_devices)
 
     def train(self, mode: bool = True) -> LoreLoss:
         """Switch the query side; the document encoder always stays in eval mode (no dropout)."""
@@ -160,11 +186,19 @@ class LoreLoss(nn.Module):
             raise ValueError(f"expected (query, candidates...) columns, got {len(features)}")
         queries = self.model(features[0])["sentence_embedding"]
         docs = self.embed_documents(features[1:])
+        return self.compute_loss_from_embeddings(queries, docs, labels)
+
+    def compute_loss_from_embeddings(self, queries: Tensor, docs: Tensor, labels: Any) -> Tensor:
+        """Loss from ``[B, dim]`` query and ``[B, C, dim]`` candidate embeddings."""
         q = nn.functional.normalize(queries, p=2, dim=-1)
         d = nn.functional.normalize(docs, p=2, dim=-1)
         cos = torch.einsum("bh,bch->bc", q, d)
         tiers = self._tiers(labels, cos.shape[0], cos.shape[1], cos.device)
-        return lore_loss(cos, tiers, self.temperature, self.beta, self.alpha)
+        per_query = lore_per_query(cos, tiers, self.temperature, self.beta, self.alpha)
+        world = distributed_world_size() if self.gather_across_devices else 1
+        if world == 1:
+            return per_query.mean()
+        return per_query.sum() * world / global_count(per_query.shape[0], per_query.device)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
@@ -172,6 +206,7 @@ class LoreLoss(nn.Module):
             "beta": self.beta,
             "alpha": self.alpha,
             "column_tiers": self.column_tiers,
+            "gather_across_devices": self.gather_across_devices,
             "document_model": "frozen copy of the initial model"
             if self.document_model_is_copy
             else "given frozen model",

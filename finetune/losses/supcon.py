@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from logic_rag.finetune.losses.distributed import distributed_world_size, gather_in_batch
 from logic_rag.finetune.losses.relations import (
     BatchRelations,
     RelationProvider,
@@ -69,6 +70,11 @@ class MultiPositiveSupConLoss(nn.Module):
             :class:`~logic_rag.finetune.losses.relations.GoldSetRelations`. Without one, each
             query's only positive is its own document (in-batch InfoNCE).
         temperature: softmax temperature ``tau`` (0.05 = sentence-transformers' scale 20).
+        gather_across_devices: under DDP (``torchrun`` / ``accelerate launch``, world size > 1)
+            all-gather the embeddings and labels of every rank so that each query is contrasted
+            with the documents of the global batch; every rank then returns the loss of the
+            global batch (see :mod:`logic_rag.finetune.losses.distributed` for why this gives
+            the single-process gradient). No effect without an initialised process group.
 
     Inputs: ``(query, positive)`` pairs, optionally followed by hard-negative columns, which are
     negatives for every query. Labels: ``[query_id, positive_doc_id, group_id]`` per row when a
@@ -80,6 +86,7 @@ class MultiPositiveSupConLoss(nn.Module):
         model: Any,
         relations: RelationProvider | None = None,
         temperature: float = 0.05,
+        gather_across_devices: bool = False,
     ) -> None:
         super().__init__()
         if temperature <= 0:
@@ -87,6 +94,7 @@ class MultiPositiveSupConLoss(nn.Module):
         self.model = model
         self.temperature = float(temperature)
         self.relations = relations
+        self.gather_across_devices = bool(gather_across_devices)
 
     def embed(self, sentence_features: Iterable[dict[str, Tensor]]) -> list[Tensor]:
         return [self.model(f)["sentence_embedding"] for f in sentence_features]
@@ -96,7 +104,14 @@ class MultiPositiveSupConLoss(nn.Module):
     ) -> BatchRelations:
         return resolve_relations(labels, self.relations, num_queries, num_docs, device)
 
+    def gather(self, queries: Tensor, docs: Tensor, labels: Any) -> tuple[Tensor, Tensor, Any]:
+        """The global batch under DDP with ``gather_across_devices``, else the local one."""
+        if self.gather_across_devices and distributed_world_size() > 1:
+            return gather_in_batch(queries, docs, labels)
+        return queries, docs, labels
+
     def compute_loss_from_embeddings(self, queries: Tensor, docs: Tensor, labels: Any) -> Tensor:
+        queries, docs, labels = self.gather(queries, docs, labels)
         rel = self.batch_relations(labels, queries.shape[0], docs.shape[0], queries.device)
         return multi_positive_supcon(cosine_scores(queries, docs), rel.positive, self.temperature)
 
@@ -109,7 +124,11 @@ class MultiPositiveSupConLoss(nn.Module):
         return self.compute_loss_from_embeddings(embeddings[0], torch.cat(embeddings[1:]), labels)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "relations": repr(self.relations)}
+        return {
+            "temperature": self.temperature,
+            "relations": repr(self.relations),
+            "gather_across_devices": self.gather_across_devices,
+        }
 
     @property
     def citation(self) -> str:

@@ -69,6 +69,11 @@ class ContrastiveArgs:
     steps) 0.1 also did better than 1.0 (violations -12% vs -9%). Of the weights tried, 0.1 had
     the smallest R@100 cost on WordNet's validation split (README, Experiments). Pass the
     paper's margin and temperature to reproduce it.
+
+    ``gather_across_devices`` matters only under ``torchrun`` / ``accelerate launch`` with more
+    than one process: each process then contrasts its queries with the documents of all
+    processes' batches (the global batch of ``batch_size * processes``), as a single process
+    with that batch would. ``--no-gather-across-devices`` keeps in-batch negatives per process.
     """
 
     train: str
@@ -92,6 +97,7 @@ class ContrastiveArgs:
     exclusion_temperature: float = 0.05
     cached: bool = False
     mini_batch_size: int = 32
+    gather_across_devices: bool = True
     save_steps: int = 50
     save_total_limit: int = 2
     seed: int = 0
@@ -135,6 +141,10 @@ class LoreArgs:
     ``lr`` 5e-5: at 2e-5, 150 steps moved distractor R@5 on the held-out world split by
     only -23% (-30% after 300 steps); 5e-5 reaches -31% in 150 steps there and -69% on
     held-out WordNet queries, with positive R@5 up in both.
+
+    ``gather_across_devices``: LORE has no in-batch negatives, so under ``torchrun`` it only
+    makes the loss the mean over the global batch's queries (exact also when processes hold
+    batches of different sizes); it has no effect in a single process.
     """
 
     train: str
@@ -147,6 +157,7 @@ class LoreArgs:
     temperature: float = 0.05
     num_distractors: int = 3
     num_negatives: int = 4
+    gather_across_devices: bool = True
     epochs: float = 1.0
     max_steps: int = -1
     batch_size: int = 16

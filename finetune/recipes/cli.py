@@ -50,6 +50,8 @@ _HELP = {
     "gamma_exclusion": "margin of LogiCoL's exclusion hinge, in nats (paper: 0.2)",
     "lambda_subset": "weight of LogiCoL's subset term (paper: 0.1)",
     "gamma_subset": "margin of LogiCoL's subset hinge (paper: 0.2)",
+    "gather_across_devices": "under torchrun / accelerate launch (several processes), gather "
+    "every process's embeddings so that in-batch negatives span the global batch",
     "cached": "GradCache variant of the loss (large batches, bounded memory)",
     "nli": "folder with SNLI/MultiNLI files (the shared data's nli/) to mix in or train on",
     "nli_limit": "at most this many NLI pairs",

@@ -50,7 +50,13 @@ def build_contrastive_loss(args: ContrastiveArgs, model: Any, relations: Any) ->
         kwargs = {}
     if args.cached:
         kwargs["mini_batch_size"] = args.mini_batch_size
-    return cls(model, relations=relations, temperature=args.temperature, **kwargs)
+    return cls(
+        model,
+        relations=relations,
+        temperature=args.temperature,
+        gather_across_devices=args.gather_across_devices,
+        **kwargs,
+    )
 
 
 def _batch_sampler(args: ContrastiveArgs) -> Any:

@@ -62,7 +62,13 @@ def train_lore(
     model, fingerprint = load_base_model(args)
     # The frozen document encoder is a copy of the base taken now, before any training step
     # (and before a resumed checkpoint is loaded into ``model``).
-    loss = LoreLoss(model, temperature=args.temperature, beta=args.beta, alpha=args.alpha)
+    loss = LoreLoss(
+        model,
+        temperature=args.temperature,
+        beta=args.beta,
+        alpha=args.alpha,
+        gather_across_devices=args.gather_across_devices,
+    )
     info: dict[str, Any] = base_info(args, "lore", fingerprint)
     info["dataset"] = {
         "queries": len(ts),

@@ -39,6 +39,7 @@ __all__ = [
     "load_base_model",
     "load_training_set",
     "training_arguments",
+    "launched_world_size",
     "train_with_resume",
     "publish_model",
     "data_files",
@@ -101,9 +102,39 @@ def latest_checkpoint(folder: str | os.PathLike[str]) -> Path | None:
     return max(found, key=lambda p: int(p.name.rsplit("-", 1)[1]), default=None)
 
 
+def launched_world_size() -> int:
+    """Processes started by ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE``), else 1."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def _is_main_process() -> bool:
+    import torch.distributed as dist
+
+    return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
+
+
+def _barrier() -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        dist.barrier()
+
+
 def training_arguments(args: ContrastiveArgs | LoreArgs, out: Path, **extra: Any) -> Any:
-    """``SentenceTransformerTrainingArguments`` for CPU runs with periodic checkpoints."""
+    """``SentenceTransformerTrainingArguments`` for CPU runs with periodic checkpoints.
+
+    Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE`` > 1) the trainer runs DDP on CPU
+    with the gloo backend; each process reads its own batches (accelerate shards the recipe's
+    batch sampler batch by batch), so one optimiser step sees ``batch_size * WORLD_SIZE``
+    examples.
+    """
     from sentence_transformers import SentenceTransformerTrainingArguments
+
+    if launched_world_size() > 1:
+        extra.setdefault("ddp_backend", "gloo")
 
     return SentenceTransformerTrainingArguments(
         output_dir=str(out / CHECKPOINTS_DIR),
@@ -143,6 +174,7 @@ def train_with_resume(trainer: Any, args: ContrastiveArgs | LoreArgs, out: Path)
         "global_step": int(trainer.state.global_step),
         "training_loss": float(result.training_loss),
         "wall_time_s": round(wall, 2),
+        "processes": launched_world_size(),
     }
 
 
@@ -169,9 +201,29 @@ def publish_model(
 
     The model, ``README.md`` and ``logic_rag_training.json`` are written into a temporary
     sibling that is then renamed. With ``eval_fn`` the complete folder is evaluated in place
-    and the card and JSON are rewritten atomically with the metrics.
+    and the card and JSON are rewritten atomically with the metrics. Under distributed
+    training only the main process writes (and evaluates); the others wait for it.
     """
     target = out / MODEL_DIR
+    if not _is_main_process():
+        _barrier()
+        return target
+    try:
+        _publish(model, out, target, info, extra_files=extra_files, eval_fn=eval_fn)
+    finally:
+        _barrier()
+    return target
+
+
+def _publish(
+    model: Any,
+    out: Path,
+    target: Path,
+    info: dict[str, Any],
+    *,
+    extra_files: Callable[[Path], None] | None,
+    eval_fn: Callable[[Path], dict[str, Any]] | None,
+) -> None:
     tmp = out / f".{MODEL_DIR}.tmp-{uuid.uuid4().hex[:8]}"
     try:
         model.save(str(tmp), create_model_card=False)
@@ -184,7 +236,6 @@ def publish_model(
     if eval_fn is not None:
         info["metrics"] = {k: v for k, v in dict(eval_fn(target)).items()}
         write_card(target, info)
-    return target
 
 
 def data_files(args: ContrastiveArgs | LoreArgs) -> list[dict[str, str]]:

@@ -173,6 +173,7 @@ def test_config_and_citation(passthrough) -> None:
     assert loss.get_config_dict() == {
         "temperature": 0.05,
         "relations": "None",
+        "gather_across_devices": False,
         "exclusion_weight": 0.1,
         "subset_weight": 0.1,
         "exclusion_margin": 0.2,

@@ -126,6 +126,7 @@ def test_requires_tiers_and_reports_config(passthrough) -> None:
         "beta": 3.0,
         "alpha": 1.0,
         "column_tiers": None,
+        "gather_across_devices": False,
         "document_model": "frozen copy of the initial model",
     }
     assert "Logic-Oriented Retriever Enhancement" in loss.citation

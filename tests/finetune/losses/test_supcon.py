@@ -83,7 +83,11 @@ def test_one_positive_per_query_equals_multiple_negatives_ranking_loss(passthrou
 
 def test_config_and_citation(passthrough) -> None:
     loss = MultiPositiveSupConLoss(passthrough, temperature=0.1)
-    assert loss.get_config_dict() == {"temperature": 0.1, "relations": "None"}
+    assert loss.get_config_dict() == {
+        "temperature": 0.1,
+        "relations": "None",
+        "gather_across_devices": False,
+    }
     assert "Supervised Contrastive Learning" in loss.citation and "khosla" in loss.citation
     with pytest.raises(ValueError, match="temperature"):
         MultiPositiveSupConLoss(passthrough, temperature=0.0)
