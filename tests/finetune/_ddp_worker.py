@@ -99,5 +99,8 @@ def rank_main(rank: int, world: int, init_file: str, split: list[int], out: str)
         for kind in ("supcon", "logicol", "lore"):
             results[kind] = loss_and_grad(kind, True, rows)
         torch.save(results, Path(out) / f"rank{rank}.pt")
+        # Both ranks leave together: gloo aborts a process ("terminate called without an
+        # active exception") whose peer tears its pair down first.
+        dist.barrier()
     finally:
         dist.destroy_process_group()

@@ -41,7 +41,15 @@ def two_ranks(request, tmp_path_factory, monkeypatch_module):
     tmp = tmp_path_factory.mktemp("ddp")
     monkeypatch_module.setenv("MASTER_ADDR", "127.0.0.1")
     monkeypatch_module.setenv("MASTER_PORT", str(_free_port()))
-    mp.spawn(worker.rank_main, args=(2, str(tmp / "init"), split, str(tmp)), nprocs=2, join=True)
+    try:
+        mp.spawn(
+            worker.rank_main, args=(2, str(tmp / "init"), split, str(tmp)), nprocs=2, join=True
+        )
+    except mp.ProcessExitedException:
+        # An abort while gloo tears the pair down, after both ranks saved what they
+        # computed, is not what these tests are about; anything earlier fails them.
+        if not all((tmp / f"rank{r}.pt").is_file() for r in range(2)):
+            raise
     return split, [torch.load(tmp / f"rank{r}.pt") for r in range(2)]
 
 
