@@ -170,10 +170,11 @@ def meta_eval_judges(
     """
     from tqdm.auto import tqdm
 
-    from logic_rag.atomic import atomic_write_json
+    from logic_rag.atomic import atomic_write_json, atomic_write_text
 
     from .cache import ItemCache, check_run_settings
     from .meta_eval import load_human_ratings
+    from .runner import _jsonable
     from .small_judges import RUBRICS, ChoiceJudge, GrammarJudge, supports_choices
 
     wall0 = time.perf_counter()
@@ -237,18 +238,8 @@ def meta_eval_judges(
         },
     }
     atomic_write_json(out / "results.json", _jsonable(results))
-    (out / "report.md").write_text(report_markdown(results), encoding="utf-8")
+    atomic_write_text(out / "report.md", report_markdown(results))
     return results
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    return obj
 
 
 def _fmt(block: Mapping[str, Any], key: str) -> str:

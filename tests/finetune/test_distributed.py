@@ -50,7 +50,7 @@ def two_ranks(request, tmp_path_factory, monkeypatch_module):
         # computed, is not what these tests are about; anything earlier fails them.
         if not all((tmp / f"rank{r}.pt").is_file() for r in range(2)):
             raise
-    return split, [torch.load(tmp / f"rank{r}.pt") for r in range(2)]
+    return split, [torch.load(tmp / f"rank{r}.pt", weights_only=True) for r in range(2)]
 
 
 @pytest.fixture(scope="module")
