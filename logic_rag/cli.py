@@ -23,6 +23,7 @@ _EXTRAS = {
     "accelerate": "train",
     "llama_index": "llama-index",
     "langchain_core": "langchain",
+    "ray": "ray",
 }
 
 
@@ -38,6 +39,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     if not docs:
         raise CorpusFormatError(args.docs, None, "holds no documents")
     print(f"read {len(docs):,} documents from {args.docs}", file=sys.stderr)
+    encode_with = _ray_encoding(args)
     retriever = LogicRetriever.build(
         docs,
         model=args.model,
@@ -45,16 +47,29 @@ def _cmd_index(args: argparse.Namespace) -> int:
         passages=not args.no_passages,
         sparse_model=args.sparse_model,
         show_progress_bar=not args.quiet,
+        encode_with=encode_with,
     )
     out = retriever.save(args.out)
     extras = "" if args.no_passages else " + sentence vectors"
     extras += f" + {args.sparse_model}" if args.sparse_model else ""
+    extras += " on Ray" if encode_with is not None else ""
     print(
         f"indexed {len(docs):,} documents with {retriever.dense.encoder.name} "
         f"({retriever.dense.index.dim}-d, {args.index}{extras}) into {out}",
         file=sys.stderr,
     )
     return 0
+
+
+def _ray_encoding(args: argparse.Namespace) -> Any:
+    """``--ray [ADDRESS]``: a RayEncoding (Ray is imported only when asked for)."""
+    if args.ray is None:
+        return None
+    from logic_rag.encoders.ray_encoding import RayEncoding, import_ray
+
+    import_ray()  # fail before reading the model when the extra is missing
+    address = None if args.ray == "local" else args.ray
+    return RayEncoding(address=address, num_actors=args.ray_actors, show_progress=not args.quiet)
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -299,6 +314,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sparse-model", default=None, help="also build a SPLADE index (e.g. splade-tiny)"
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="encode on a Ray cluster (needs logic-rag[ray]): no ADDRESS starts a local one, "
+        "else ray.init(address=ADDRESS), e.g. auto or ray://head:10001",
+    )
+    p.add_argument(
+        "--ray-actors",
+        type=int,
+        default=None,
+        help="encoder actors with --ray (default: one per GPU, else one per CPU)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_index)

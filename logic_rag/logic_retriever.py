@@ -24,11 +24,12 @@ satisfied (``Hit.constraints``) and how strongly (``Hit.constraint_scores``).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from logic_rag.corpus import Document
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
 from logic_rag.index.faiss_index import IndexKind
-from logic_rag.index.passages import PassageVectors
+from logic_rag.index.passages import PassageVectors, split_corpus
 from logic_rag.pipeline.context import Resources, SearchContext
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
@@ -50,6 +51,9 @@ from logic_rag.strategies import (
     LogicConfig,
     pipeline_of,
 )
+
+if TYPE_CHECKING:
+    from logic_rag.encoders.ray_encoding import RayEncoding
 
 __all__ = ["DENSE_STRATEGIES", "STRATEGIES", "LogicConfig", "LogicRetriever"]
 
@@ -70,6 +74,37 @@ def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
             f"strategy {strategy!r} needs a SPLADE index: build with sparse_model='splade-tiny'"
         )
     return strategy
+
+
+def _build_with(
+    encode_with: RayEncoding,
+    docs: list[Document],
+    model: str | os.PathLike[str] | DenseEncoder | None,
+    passages: bool,
+    index: IndexKind,
+    index_options: dict[str, Any],
+) -> tuple[Retriever, PassageVectors | None]:
+    """Dense index and sentence vectors from one Ray pass over documents then sentences.
+
+    One pass (not two) because each pass starts a pool of actors that load the model.
+    """
+    if not docs:
+        raise ValueError("cannot build an index over zero documents")
+    encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
+    texts = [d.content for d in docs]
+    sentences: list[str] = []
+    offsets = None
+    if passages:
+        sentences, offsets = split_corpus([d.text or d.title for d in docs])
+    vectors = encode_with.encode(encoder, itertools.chain(texts, sentences))
+    del texts, sentences
+    dense = Retriever.from_embeddings(
+        encoder, vectors[: len(docs)], docs, index=index, **index_options
+    )
+    passage_vectors = None
+    if offsets is not None:
+        passage_vectors = PassageVectors.from_vectors(vectors[len(docs) :], offsets)
+    return dense, passage_vectors
 
 
 class LogicRetriever:
@@ -118,20 +153,28 @@ class LogicRetriever:
         config: LogicConfig | None = None,
         index: IndexKind = "flat",
         show_progress_bar: bool | None = None,
+        encode_with: RayEncoding | None = None,
         **index_options: Any,
     ) -> LogicRetriever:
         """Embed and index ``documents``.
 
         ``passages`` also embeds every sentence (about twice the indexing time) so that
         constraints are checked against the best-matching sentence; ``sparse_model``
-        adds a SPLADE inverted index for the ``splade*`` strategies.
+        adds a SPLADE inverted index for the ``splade*`` strategies. ``encode_with``
+        (a :class:`~logic_rag.encoders.ray_encoding.RayEncoding`) embeds documents and
+        sentences on a Ray cluster instead of in this process; the index is the same.
         """
         docs = list(documents)
-        dense = Retriever.build(
-            docs, model=model, index=index, show_progress_bar=show_progress_bar, **index_options
-        )
-        passage_vectors = None
-        if passages:
+        if encode_with is not None:
+            dense, passage_vectors = _build_with(
+                encode_with, docs, model, passages, index, index_options
+            )
+        else:
+            dense = Retriever.build(
+                docs, model=model, index=index, show_progress_bar=show_progress_bar, **index_options
+            )
+            passage_vectors = None
+        if passages and passage_vectors is None:
             passage_vectors = PassageVectors.build(
                 dense.encoder,
                 [d.text or d.title for d in docs],

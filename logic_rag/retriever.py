@@ -109,9 +109,30 @@ class Retriever:
         embeddings = encoder.encode_documents(
             [d.content for d in docs], show_progress_bar=show_progress_bar
         )
+        return cls.from_embeddings(encoder, embeddings, docs, index=index, **index_options)
+
+    @classmethod
+    def from_embeddings(
+        cls,
+        encoder: DenseEncoder,
+        embeddings: np.ndarray,
+        documents: Sequence[Document],
+        *,
+        index: IndexKind = "flat",
+        **index_options: Any,
+    ) -> Retriever:
+        """Index vectors computed elsewhere (e.g. by Ray actors) with ``encoder``.
+
+        ``embeddings[i]`` must be ``encoder``'s document vector of ``documents[i]``; the
+        manifest records ``encoder``'s weights and configuration as the index's model.
+        """
+        if embeddings.ndim != 2 or len(embeddings) != len(documents):
+            raise IndexMismatchError(
+                f"got {embeddings.shape} embeddings for {len(documents)} documents"
+            )
         dense = DenseIndex(embeddings.shape[1], index, **index_options)
-        dense.add(embeddings)
-        return cls(encoder, dense, docs)
+        dense.add(np.ascontiguousarray(embeddings, dtype=np.float32))
+        return cls(encoder, dense, documents)
 
     @classmethod
     def from_file(

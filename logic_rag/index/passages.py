@@ -24,7 +24,7 @@ import numpy as np
 from logic_rag.atomic import atomic_open
 from logic_rag.errors import IndexCorruptError, IndexMismatchError
 
-__all__ = ["split_sentences", "PassageVectors"]
+__all__ = ["split_sentences", "split_corpus", "PassageVectors"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 #: Sentences beyond this many per document are merged into the last one.
@@ -39,6 +39,17 @@ def split_sentences(text: str, max_sentences: int = MAX_SENTENCES) -> list[str]:
     if len(parts) > max_sentences:
         parts = parts[: max_sentences - 1] + [" ".join(parts[max_sentences - 1 :])]
     return parts
+
+
+def split_corpus(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Every text's sentences in one list, and CSR offsets (document ``i`` owns
+    ``sentences[offsets[i]:offsets[i+1]]``)."""
+    sentences: list[str] = []
+    offsets = [0]
+    for text in texts:
+        sentences.extend(split_sentences(text))
+        offsets.append(len(sentences))
+    return sentences, np.asarray(offsets, dtype=np.int64)
 
 
 class PassageVectors:
@@ -60,12 +71,13 @@ class PassageVectors:
         cls, encoder: object, texts: Sequence[str], *, show_progress_bar: bool | None = None
     ) -> PassageVectors:
         """Split each text into sentences and embed them with ``encoder`` (document side)."""
-        sentences: list[str] = []
-        offsets = [0]
-        for text in texts:
-            sentences.extend(split_sentences(text))
-            offsets.append(len(sentences))
+        sentences, offsets = split_corpus(texts)
         vectors = encoder.encode_documents(sentences, show_progress_bar=show_progress_bar)  # type: ignore[attr-defined]
+        return cls.from_vectors(vectors, offsets)
+
+    @classmethod
+    def from_vectors(cls, vectors: np.ndarray, offsets: np.ndarray) -> PassageVectors:
+        """Sentence vectors computed elsewhere (in :func:`split_corpus` order), stored float16."""
         return cls(vectors.astype(np.float16), np.asarray(offsets, dtype=np.int64))
 
     @property
