@@ -13,7 +13,11 @@ string by :func:`make_generator`:
   (``llama-cpp-python``, built at set-up by ``scripts/llamacpp_build.sh``);
 * ``"openai:<base_url>#<model>"``: a ``vllm serve`` (or any OpenAI-compatible) server
   through LlamaIndex ``OpenAILike``; ``#<model>`` may be left out when the server serves
-  exactly one model.
+  exactly one model. Several servers of the same model: ``"openai:<url1>,<url2>#<model>"``
+  (requests are spread over them, and move to another when one is unreachable).
+
+Scale-out settings for vLLM (tensor and pipeline parallelism) are constructor options,
+checked per backend by :func:`parallel_options`.
 
 Generators that can say how likely each of a few fixed answers is (every backend here)
 also satisfy :class:`ScoresChoices`: ``choice_logprobs(prompts, ("Yes", "No"))`` gives the
@@ -50,6 +54,7 @@ __all__ = [
     "distinct_first_tokens",
     "logprobs_from_top",
     "make_generator",
+    "parallel_options",
     "parse_spec",
 ]
 
@@ -185,13 +190,60 @@ def parse_spec(spec: str) -> GeneratorSpec:
     rest = rest.strip()
     if backend == "openai":
         url, _, model = rest.partition("#")
-        return GeneratorSpec("openai", model.strip() or None, _normalise_base_url(url, text))
+        urls = [u.strip() for u in url.split(",") if u.strip()] or [url]
+        base = ",".join(_normalise_base_url(u, text) for u in urls)
+        return GeneratorSpec("openai", model.strip() or None, base)
     if not rest:
         raise GeneratorError(
             f"generator spec {spec!r} names no model; write '{backend}:smollm2-135m' or "
             f"'{backend}:/path/to/model'"
         )
     return GeneratorSpec(backend, rest)  # type: ignore[arg-type]
+
+
+def parallel_options(
+    backend: str,
+    *,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    distributed_executor_backend: str | None = None,
+) -> dict[str, Any]:
+    """Constructor options that spread one model over several devices, for ``backend``.
+
+    Only the in-process vLLM engine takes them (``tensor_parallel_size`` GPUs per pipeline
+    stage, ``pipeline_parallel_size`` stages; ``distributed_executor_backend`` ``"mp"`` on
+    one node, ``"ray"`` across nodes). Defaults give ``{}`` for every backend, so callers
+    pass them unconditionally; a non-default value on another backend raises: for an
+    ``openai:`` server the sizes are flags of ``vllm serve`` (see :func:`serve`), and the
+    local runtimes have no such setting, so silently ignoring it would mislead.
+    """
+    sizes = {
+        "tensor_parallel_size": tensor_parallel_size,
+        "pipeline_parallel_size": pipeline_parallel_size,
+    }
+    for key, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{key} must be a positive integer, got {value!r}")
+    if distributed_executor_backend not in (None, "mp", "ray", "uni", "external_launcher"):
+        raise ValueError(
+            f"distributed_executor_backend must be mp, ray, uni or external_launcher, got "
+            f"{distributed_executor_backend!r}"
+        )
+    options: dict[str, Any] = {k: v for k, v in sizes.items() if v != 1}
+    if distributed_executor_backend is not None:
+        options["distributed_executor_backend"] = distributed_executor_backend
+    if options and backend != "vllm":
+        where = (
+            "start the servers with `vllm serve --tensor-parallel-size N "
+            "--pipeline-parallel-size M` instead"
+            if backend == "openai"
+            else "use a vllm: generator"
+        )
+        raise GeneratorError(
+            f"{', '.join(sorted(options))} apply to in-process vLLM engines (vllm:MODEL), "
+            f"not to the {backend} backend; {where}"
+        )
+    return options
 
 
 def make_generator(spec: str | GeneratorSpec, **options: Any) -> Generator:

@@ -18,15 +18,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from logic_rag.generators.base import (
     GeneratorError,
@@ -36,7 +37,17 @@ from logic_rag.generators.base import (
     logprobs_from_top,
 )
 
-__all__ = ["OpenAIGenerator", "Server", "TOP_LOGPROBS", "list_models", "serve"]
+__all__ = [
+    "OpenAIGenerator",
+    "Server",
+    "ServerPool",
+    "TOP_LOGPROBS",
+    "is_unreachable",
+    "list_models",
+    "serve",
+]
+
+_T = TypeVar("_T")
 
 #: How many first-token alternatives :meth:`OpenAIGenerator.choice_logprobs` asks for
 #: (vLLM's server allows 20 by default, OpenAI's API at most 20).
@@ -53,16 +64,151 @@ def list_models(base_url: str, *, timeout: float = 5.0, api_key: str = "none") -
     return [str(item["id"]) for item in payload.get("data", [])]
 
 
-class OpenAIGenerator:
-    """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+#: Exception class names (anywhere in an error's MRO or cause chain) that mean "the server
+#: could not be reached or did not answer in time", from urllib, httpx and the OpenAI SDK.
+_UNREACHABLE_NAMES = frozenset(
+    {
+        "APIConnectionError",
+        "APITimeoutError",
+        "ConnectError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "RemoteProtocolError",
+        "TransportError",
+    }
+)
 
-    ``model`` may be None when the server offers exactly one model; it is then asked once,
-    on first use. ``concurrency`` requests are in flight at a time.
+
+def is_unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` (or an error it was raised from) means the server was unreachable.
+
+    An HTTP answer (4xx/5xx) is not: the server is up, and another replica of the same
+    model would answer the same bad request the same way.
+    """
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, urllib.error.HTTPError):
+            return False
+        if isinstance(seen, ConnectionError | TimeoutError | urllib.error.URLError):
+            return True
+        if {cls.__name__ for cls in type(seen).__mro__} & _UNREACHABLE_NAMES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+@dataclass
+class _Endpoint:
+    url: str
+    in_flight: int = 0
+    sent: int = 0
+    failed_at: float | None = None
+
+
+class ServerPool:
+    """Spreads requests over several servers of one model, moving on when one is down.
+
+    Each request goes to the least busy server (fewest requests in flight), ties broken
+    round-robin, so a batch sent ``concurrency`` at a time fills every server evenly and
+    a slow server gets fewer requests. A server that could not be reached is tried last
+    for ``cooldown`` seconds. A request that meets an unreachable server is retried on the
+    next one; when every server has failed ``rounds`` times for it, :class:`GeneratorError`
+    names each server and its last error.
+    """
+
+    def __init__(self, urls: Sequence[str], *, rounds: int = 1, cooldown: float = 30.0) -> None:
+        if not urls:
+            raise ValueError("a server pool needs at least one URL")
+        if rounds < 1:
+            raise ValueError("rounds must be >= 1")
+        self.endpoints = [_Endpoint(u) for u in urls]
+        self.rounds = rounds
+        self.cooldown = cooldown
+        self._lock = threading.Lock()
+        self._next = 0
+
+    @property
+    def urls(self) -> list[str]:
+        return [e.url for e in self.endpoints]
+
+    def requests_sent(self) -> dict[str, int]:
+        """Requests started per server (for tests and reports)."""
+        with self._lock:
+            return {e.url: e.sent for e in self.endpoints}
+
+    def _acquire(self, exclude: set[str]) -> _Endpoint:
+        now = time.monotonic()
+        with self._lock:
+            n = len(self.endpoints)
+            candidates = [
+                (i, e) for i, e in enumerate(self.endpoints) if e.url not in exclude
+            ] or list(enumerate(self.endpoints))
+
+            def rank(item: tuple[int, _Endpoint]) -> tuple[bool, int, int]:
+                i, e = item
+                cooling = e.failed_at is not None and now - e.failed_at < self.cooldown
+                return (cooling, e.in_flight, (i - self._next) % n)
+
+            i, chosen = min(candidates, key=rank)
+            self._next = (i + 1) % n
+            chosen.in_flight += 1
+            chosen.sent += 1
+            return chosen
+
+    def _release(self, endpoint: _Endpoint, failed: bool) -> None:
+        with self._lock:
+            endpoint.in_flight -= 1
+            endpoint.failed_at = time.monotonic() if failed else None
+
+    def call(self, request: Callable[[str], _T]) -> _T:
+        """``request(url)`` on the chosen server; on an unreachable server, the next one."""
+        errors: dict[str, BaseException] = {}
+        tried: set[str] = set()
+        for _ in range(self.rounds * len(self.endpoints)):
+            endpoint = self._acquire(tried)
+            try:
+                result = request(endpoint.url)
+            except BaseException as exc:
+                unreachable = is_unreachable(exc)
+                self._release(endpoint, failed=unreachable)
+                if not unreachable:
+                    raise
+                errors[endpoint.url] = exc
+                tried.add(endpoint.url)
+                if len(tried) == len(self.endpoints):
+                    tried.clear()  # next round: every server again
+                continue
+            self._release(endpoint, failed=False)
+            return result
+        detail = "; ".join(f"{url}: {_one_line(exc)}" for url, exc in errors.items())
+        raise GeneratorError(
+            f"request failed: no server answered ({len(self.endpoints)} tried, "
+            f"{self.rounds} round(s)): "
+            f"{detail}; are the servers running?"
+        ) from next(reversed(errors.values()))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text[:200]}"
+
+
+class OpenAIGenerator:
+    """A model behind one or several OpenAI-compatible ``/v1/chat/completions`` endpoints.
+
+    ``base_url`` is one URL, a comma-separated list, or a sequence of URLs: several
+    servers of the same model (e.g. one ``vllm serve`` per GPU or node) share the load
+    through a :class:`ServerPool` (least busy first; an unreachable server is skipped and
+    the request retried on another). ``model`` may be None when the servers offer exactly
+    one model; it is then asked once, on first use. ``concurrency`` requests are in flight
+    at a time in all (raise it with the number of servers).
     """
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | Sequence[str],
         model: str | None = None,
         *,
         api_key: str = "none",
@@ -70,17 +216,31 @@ class OpenAIGenerator:
         max_retries: int = 2,
         context_window: int = 2048,
         concurrency: int = 4,
+        cooldown: float = 30.0,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
-        self.base_url = base_url.rstrip("/")
+        urls = base_url.split(",") if isinstance(base_url, str) else list(base_url)
+        urls = [u.strip().rstrip("/") for u in urls if u.strip()]
+        if not urls:
+            raise ValueError("OpenAIGenerator needs at least one base URL")
+        if len(set(urls)) != len(urls):
+            raise ValueError(f"a base URL is listed twice: {urls}")
+        self.base_urls = urls
+        self.base_url = ",".join(urls)
         self._model = model
         self.api_key = api_key
         self.timeout = timeout
         self.max_retries = max_retries
         self.context_window = context_window
         self.concurrency = concurrency
-        self._llm: Any = None
+        # One server: its client retries itself (as before); several: no client retries,
+        # the pool moves the request to the next server at once.
+        self.pool = ServerPool(
+            urls, rounds=1 if len(urls) == 1 else max_retries + 1, cooldown=cooldown
+        )
+        self._clients: dict[str, Any] = {}
+        self._clients_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -91,13 +251,15 @@ class OpenAIGenerator:
 
     @property
     def model(self) -> str:
-        """The served model id (asked from the server when the spec named none)."""
+        """The served model id (asked from a server when the spec named none)."""
         if self._model is None:
             try:
-                models = list_models(self.base_url, timeout=self.timeout, api_key=self.api_key)
-            except (OSError, ValueError, KeyError) as exc:
+                models = self.pool.call(
+                    lambda url: list_models(url, timeout=self.timeout, api_key=self.api_key)
+                )
+            except (GeneratorError, OSError, ValueError, KeyError) as exc:
                 raise GeneratorError(
-                    f"cannot list models at {self.base_url}/models ({exc}); is the server "
+                    f"cannot list models at {self.base_url} ({exc}); is the server "
                     f"running? Name the model explicitly: 'openai:{self.base_url}#MODEL'"
                 ) from exc
             if len(models) != 1:
@@ -108,7 +270,9 @@ class OpenAIGenerator:
             self._model = models[0]
         return self._model
 
-    def _openai_like(self, max_tokens: int | None, temperature: float) -> Any:
+    def _openai_like(
+        self, max_tokens: int | None, temperature: float, url: str | None = None
+    ) -> Any:
         try:
             from llama_index.llms.openai_like import OpenAILike
         except ImportError as exc:
@@ -117,36 +281,57 @@ class OpenAIGenerator:
             ) from exc
         return OpenAILike(
             model=self.model,
-            api_base=self.base_url,
+            api_base=url or self.base_urls[0],
             api_key=self.api_key,
             is_chat_model=True,
             context_window=self.context_window,
             max_tokens=max_tokens,
             temperature=temperature,
             timeout=self.timeout,
-            max_retries=self.max_retries,
+            max_retries=self.max_retries if len(self.base_urls) == 1 else 0,
         )
 
     def as_llm(self, max_tokens: int = 256, temperature: float = 0.0) -> Any:
-        """A LlamaIndex ``OpenAILike`` on this server (greedy, 256 tokens by default)."""
-        return self._openai_like(max_tokens, temperature)
+        """A LlamaIndex LLM on these servers (greedy, 256 tokens by default).
 
-    def _client(self) -> Any:
+        One server: LlamaIndex ``OpenAILike`` on it. Several: a
+        :class:`~logic_rag.generators.llm_adapter.GeneratorLLM` over this generator, so
+        the judges' requests are spread and fail over like :meth:`generate`'s.
+        """
+        if len(self.base_urls) == 1:
+            return self._openai_like(max_tokens, temperature)
+        from logic_rag.generators.llm_adapter import GeneratorLLM
+
+        return GeneratorLLM(
+            self,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            context_window=self.context_window,
+        )
+
+    def _client(self, url: str) -> Any:
         # OpenAILike lets its own max_tokens field override a per-call max_tokens, so the
         # client behind generate() has none and every request carries the caller's value.
-        if self._llm is None:
-            self._llm = self._openai_like(None, 0.0)
-        return self._llm
+        with self._clients_lock:
+            if url not in self._clients:
+                self._clients[url] = self._openai_like(None, 0.0, url)
+            return self._clients[url]
 
     def _one(self, prompt: str, system: str | None, max_tokens: int, temperature: float) -> str:
         from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
         messages = [] if system is None else [ChatMessage(role=MessageRole.SYSTEM, content=system)]
         messages.append(ChatMessage(role=MessageRole.USER, content=prompt))
-        try:
-            response = self._client().chat(
+
+        def request(url: str) -> Any:
+            return self._client(url).chat(
                 messages, max_tokens=max_tokens, temperature=float(temperature)
             )
+
+        try:
+            response = self.pool.call(request)
+        except GeneratorError:
+            raise
         except Exception as exc:  # the OpenAI client raises many types; keep the cause
             raise GeneratorError(f"{self.name}: request failed: {exc}") from exc
         return (response.message.content or "").strip()
@@ -166,22 +351,31 @@ class OpenAIGenerator:
             return list(pool.map(lambda p: self._one(p, system, max_tokens, temperature), batch))
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(
-            self.base_url + path,
-            data=json.dumps(payload).encode(),
-            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
-        )
-        last: Exception | None = None
-        for _ in range(self.max_retries + 1):
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-                    return json.load(response)
-            except urllib.error.HTTPError as exc:  # the server answered: retrying will not help
-                detail = exc.read().decode(errors="replace")[:500]
-                raise GeneratorError(f"{self.name}: {path} answered {exc.code}: {detail}") from exc
-            except (OSError, ValueError) as exc:
-                last = exc
-        raise GeneratorError(f"{self.name}: request failed: {last}") from last
+        body = json.dumps(payload).encode()
+        headers = {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"}
+
+        def once(url: str) -> dict[str, Any]:
+            request = urllib.request.Request(url + path, data=body, headers=headers)
+            last: Exception | None = None
+            # One server: retry it; several: the pool moves on to the next at once.
+            for _ in range(self.max_retries + 1 if len(self.base_urls) == 1 else 1):
+                try:
+                    with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
+                        return json.load(response)
+                except urllib.error.HTTPError as exc:  # it answered: retrying will not help
+                    detail = exc.read().decode(errors="replace")[:500]
+                    raise GeneratorError(
+                        f"{self.name}: {url}{path} answered {exc.code}: {detail}"
+                    ) from exc
+                except OSError as exc:
+                    last = exc
+            assert last is not None
+            raise last
+
+        try:
+            return self.pool.call(once)
+        except ValueError as exc:  # not JSON
+            raise GeneratorError(f"{self.name}: {path} returned no JSON: {exc}") from exc
 
     def _top_first_tokens(self, prompt: str, system: str | None) -> list[tuple[str, float]]:
         payload = {
@@ -284,6 +478,9 @@ def serve(
     max_model_len: int = 1024,
     kv_cache_space_gib: int | None = None,
     enforce_eager: bool = True,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    distributed_executor_backend: str | None = None,
     startup_timeout: float = 600.0,
     python: str = sys.executable,
     extra_args: Sequence[str] = (),
@@ -294,10 +491,22 @@ def serve(
     ``model`` is a registry name or folder (GGUF models are exported to HF format first);
     ``port`` None picks a free one; ``enforce_eager`` skips the torch.compile warm-up (as
     in :class:`VLLMGenerator`). Yields a :class:`Server`; ``make_generator(server.spec)``
-    talks to it. If the server exits or does not answer within ``startup_timeout`` seconds,
-    raises :class:`GeneratorError` with the end of its log.
+    talks to it. ``tensor_parallel_size`` / ``pipeline_parallel_size`` /
+    ``distributed_executor_backend`` become vLLM's ``--tensor-parallel-size`` /
+    ``--pipeline-parallel-size`` / ``--distributed-executor-backend`` flags (always passed,
+    so the command line says how the model is spread). If the server exits or does not
+    answer within ``startup_timeout`` seconds, raises :class:`GeneratorError` with the end
+    of its log.
     """
+    from logic_rag.generators.base import parallel_options
     from logic_rag.generators.vllm_engine import resolve_hf_folder
+
+    parallel = parallel_options(
+        "vllm",
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
+        distributed_executor_backend=distributed_executor_backend,
+    )
 
     folder = resolve_hf_folder(model)
     name = served_name or (model if not Path(model).expanduser().exists() else folder.name)
@@ -320,6 +529,15 @@ def serve(
         "--max-model-len",
         str(max_model_len),
         *(["--enforce-eager"] if enforce_eager else []),
+        "--tensor-parallel-size",
+        str(tensor_parallel_size),
+        "--pipeline-parallel-size",
+        str(pipeline_parallel_size),
+        *(
+            ["--distributed-executor-backend", parallel["distributed_executor_backend"]]
+            if "distributed_executor_backend" in parallel
+            else []
+        ),
         *extra_args,
     ]
     child_env = dict(os.environ if env is None else env)

