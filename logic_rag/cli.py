@@ -267,6 +267,15 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         default="positive",
         help="which atoms --verifier re-checks (default: positive)",
     )
+    for size in ("tensor", "pipeline"):
+        p.add_argument(
+            f"--{size}-parallel-size",
+            type=int,
+            default=1,
+            metavar="N",
+            help=f"with --verifier llm:vllm:MODEL, vLLM {size} parallelism over N GPUs"
+            + (" (each layer sharded)" if size == "tensor" else " (stages of layers)"),
+        )
 
 
 def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -274,11 +283,27 @@ def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     if args.verifier is None:
         if args.verifier_top is not None:
             raise ValueError("--verifier-top needs --verifier")
+        if args.tensor_parallel_size != 1 or args.pipeline_parallel_size != 1:
+            raise ValueError("--tensor/--pipeline-parallel-size need --verifier llm:vllm:MODEL")
         return {}
     if args.strategy != "verify" and "verify" not in args.strategy.split(","):
         raise ValueError("--verifier applies to --strategy verify")
+    verifier: Any = args.verifier
+    parallel = {
+        "tensor_parallel_size": args.tensor_parallel_size,
+        "pipeline_parallel_size": args.pipeline_parallel_size,
+    }
+    if any(v != 1 for v in parallel.values()):
+        from logic_rag.generators.base import parallel_options, parse_spec
+        from logic_rag.verifiers.llm import LLMVerifier
+
+        kind, _, generator = args.verifier.strip().partition(":")
+        backend = parse_spec(generator).backend if kind.lower() == "llm" and generator else kind
+        verifier = LLMVerifier(
+            generator=generator, generator_options=parallel_options(backend, **parallel)
+        )
     return {
-        "verifier": args.verifier,
+        "verifier": verifier,
         "verifier_top": args.verifier_top,
         "verifier_atoms": args.verifier_atoms,
     }

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["add_rag_parser", "run_from_args", "config_from_args", "main"]
+__all__ = ["add_rag_parser", "run_from_args", "config_from_args", "generator_from_args", "main"]
 
 _DATASETS = ("eli5", "asqa", "quest", "nq", "alce-asqa", "alce-eli5", "alce-qampari")
 _JUDGE_METRICS = ("correctness", "answer_relevancy")
@@ -54,7 +54,7 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--generator",
-        default="qwen2.5-1.5b",
+        default=None,
         help="generator spec (default qwen2.5-1.5b: llama.cpp when built, else transformers)",
     )
     parser.add_argument("--judge", default="qwen2.5-1.5b", help="judge generator spec")
@@ -72,6 +72,36 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
         default="llamaindex",
         help="with --meta-eval: 'choices' measures every small-judge set-up (rubrics by "
         "token probability, grammar-constrained Score: N) with dev/test split and CIs",
+    )
+    scale = parser.add_argument_group("generation at scale")
+    scale.add_argument(
+        "--tensor-parallel-size",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="vllm: generator/judge: shard each layer over N GPUs (vLLM tensor parallelism)",
+    )
+    scale.add_argument(
+        "--pipeline-parallel-size",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="vllm: generator/judge: split the layers into N stages (vLLM pipeline parallelism)",
+    )
+    scale.add_argument(
+        "--distributed-executor-backend",
+        choices=("mp", "ray"),
+        default=None,
+        help="vllm: generator/judge: mp (one node) or ray (several nodes); default: vLLM's",
+    )
+    scale.add_argument(
+        "--server-url",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible server(s) of the generator (e.g. `vllm serve`); repeat or "
+        "comma-separate for replicas: requests are spread and fail over. The model is "
+        "--generator openai:...#MODEL's, else the one the servers serve",
     )
     parser.add_argument("--limit", type=_positive_int, default=20, help="number of questions")
     parser.add_argument("--k", type=_positive_int, default=5, help="passages per question")
@@ -107,6 +137,21 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def generator_from_args(generator: str | None, server_urls: list[str] | None) -> str:
+    """The generator spec: ``--generator``, or ``openai:URL1,URL2[#MODEL]`` from
+    ``--server-url`` (each flag may itself hold comma-separated URLs)."""
+    if not server_urls:
+        return generator or "qwen2.5-1.5b"
+    urls = [u.strip() for flag in server_urls for u in flag.split(",") if u.strip()]
+    if generator is not None and not generator.strip().lower().startswith("openai:"):
+        raise ValueError(
+            f"--server-url gives the servers of an openai: generator, but --generator is "
+            f"{generator!r}; leave --generator out or write --generator openai:URL#MODEL"
+        )
+    model = generator.partition("#")[2].strip() if generator else ""
+    return "openai:" + ",".join(urls) + (f"#{model}" if model else "")
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """The :class:`RagEvalConfig` the parsed flags describe."""
     from .runner import RagEvalConfig
@@ -119,7 +164,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
         retriever=args.retriever,
         strategy=args.strategy,
         corpus=args.corpus,
-        generator=args.generator,
+        generator=generator_from_args(args.generator, args.server_url),
+        tensor_parallel_size=args.tensor_parallel_size,
+        pipeline_parallel_size=args.pipeline_parallel_size,
+        distributed_executor_backend=args.distributed_executor_backend,
         judge=args.judge,
         limit=args.limit,
         pool_limit=args.pool_limit,

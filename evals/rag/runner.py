@@ -86,8 +86,14 @@ class RagEvalConfig:
     #: LlamaIndex's evaluators with free-text output; "auto": choices when the judge
     #: model implements choice_logprobs (every logic-rag backend does).
     judge_style: str = "auto"
+    #: vLLM scale-out for vllm: generator and judge specs (see ``parallel_options``);
+    #: not part of :meth:`settings`: they change speed, not which model answers.
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    distributed_executor_backend: str | None = None
 
     def __post_init__(self) -> None:
+        self._check_parallel()
         if self.judge_style not in ("auto", "choices", "llamaindex"):
             raise ValueError("judge_style must be 'auto', 'choices' or 'llamaindex'")
         self.judges = tuple(self.judges)
@@ -114,6 +120,28 @@ class RagEvalConfig:
                     "pool_limit sizes ELI5's default passage pool; it needs --dataset eli5 "
                     "and no --corpus"
                 )
+
+    def parallel(self) -> dict[str, Any]:
+        """The vLLM parallel settings as ``parallel_options`` keyword arguments."""
+        return {
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "pipeline_parallel_size": self.pipeline_parallel_size,
+            "distributed_executor_backend": self.distributed_executor_backend,
+        }
+
+    def _check_parallel(self) -> None:
+        from logic_rag.generators.base import parallel_options, parse_spec
+
+        if not parallel_options("vllm", **self.parallel()):
+            return
+        specs = [self.generator] + ([self.judge] if self.judges else [])
+        if not any(parse_spec(s).backend == "vllm" for s in specs):
+            raise ValueError(
+                "--tensor-parallel-size / --pipeline-parallel-size / "
+                "--distributed-executor-backend apply to vllm: generators and judges, and "
+                f"neither {self.generator!r} nor {self.judge!r} is one; for openai: servers "
+                f"pass them to `vllm serve`"
+            )
 
     def settings(self) -> dict[str, Any]:
         """The fields that change answers or scores: a resumed run must match them."""
@@ -291,10 +319,13 @@ def open_retriever(
     return retriever, info
 
 
-def _make_generator(spec: str) -> Any:
-    from logic_rag.generators import make_generator
+def _make_generator(spec: str, parallel: Mapping[str, Any] | None = None) -> Any:
+    """The generator of ``spec``; ``parallel`` (vLLM sizes) applies to vllm: specs only."""
+    from logic_rag.generators.base import make_generator, parallel_options, parse_spec
 
-    return make_generator(spec)
+    parsed = parse_spec(spec)
+    options = parallel_options("vllm", **parallel) if parallel and parsed.backend == "vllm" else {}
+    return make_generator(parsed, **options)
 
 
 def _judge_llm(generator: Any, max_tokens: int) -> Any:
@@ -312,14 +343,14 @@ def _judge_llm(generator: Any, max_tokens: int) -> Any:
 def _build_context(config: RagEvalConfig, generator: Any | None, judge_llm: Any | None) -> _Context:
     started = time.perf_counter()
     if generator is None:
-        generator = _make_generator(config.generator)
+        generator = _make_generator(config.generator, config.parallel())
     judges = None
     if config.judges:
         judge_gen = None
         if judge_llm is None:
             judge_gen = generator if config.judge == config.generator else None
             if judge_gen is None:
-                judge_gen = _make_generator(config.judge)
+                judge_gen = _make_generator(config.judge, config.parallel())
         from .small_judges import ChoiceJudges, supports_choices
 
         choices = judge_gen is not None and supports_choices(judge_gen)

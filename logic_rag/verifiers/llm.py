@@ -45,6 +45,10 @@ class LLMVerifier(PairVerifier):
         prompt: the user message; ``{page}`` and ``{atom}`` are filled in.
         system: the system message.
         max_chars: pages are cut to this many characters (prompt length bounds cost).
+        generator_options: constructor options for a generator given as a spec, e.g.
+            ``{"tensor_parallel_size": 2}`` for ``vllm:`` (stored as sorted pairs so the
+            verifier stays hashable; left out of :meth:`fingerprint`: they change speed,
+            not scores).
     """
 
     generator: Any = "qwen2.5-1.5b"
@@ -52,6 +56,7 @@ class LLMVerifier(PairVerifier):
     system: str | None = DEFAULT_SYSTEM
     max_chars: int = 1500
     name: str = "llm"
+    generator_options: Any = ()
     _loaded: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +64,9 @@ class LLMVerifier(PairVerifier):
             raise ValueError("the prompt needs both {page} and {atom} placeholders")
         if self.max_chars < 50:
             raise ValueError("max_chars must be >= 50")
+        options = self.generator_options
+        pairs = tuple(sorted((options.items() if isinstance(options, dict) else options) or ()))
+        object.__setattr__(self, "generator_options", pairs)
 
     def _generator(self) -> Any:
         if "generator" not in self._loaded:
@@ -66,7 +74,7 @@ class LLMVerifier(PairVerifier):
             if isinstance(gen, str):
                 from logic_rag.generators.base import make_generator
 
-                gen = make_generator(gen)
+                gen = make_generator(gen, **dict(self.generator_options))
             if not callable(getattr(gen, "choice_logprobs", None)):
                 raise TypeError(
                     f"generator {getattr(gen, 'name', gen)!r} cannot return log-probabilities "

@@ -55,3 +55,38 @@ def test_a_generator_without_logprobs_is_refused():
 
     with pytest.raises(TypeError, match="choice_logprobs"):
         LLMVerifier(generator=Plain()).verify_pairs([("a", "b")])
+
+
+def test_generator_options_reach_make_generator(monkeypatch):
+    """vLLM parallel sizes travel with a spec; they leave the cache fingerprint alone."""
+    built = []
+    monkeypatch.setattr(
+        "logic_rag.generators.base.make_generator",
+        lambda spec, **options: built.append((spec, options)) or FakeGenerator(),
+    )
+    sharded = LLMVerifier(
+        generator="vllm:x",
+        generator_options={"tensor_parallel_size": 2, "pipeline_parallel_size": 1},
+    )
+    assert sharded.generator_options == (("pipeline_parallel_size", 1), ("tensor_parallel_size", 2))
+    assert hash(sharded) and sharded.fingerprint() == LLMVerifier(generator="vllm:x").fingerprint()
+    sharded.warm_up()
+    assert built == [("vllm:x", {"pipeline_parallel_size": 1, "tensor_parallel_size": 2})]
+
+
+def test_cli_parallel_flags_build_an_llm_verifier():
+    from logic_rag.cli import _verifier_config, build_parser
+    from logic_rag.generators.base import GeneratorError
+
+    def config(*extra):
+        argv = ["search", "idx", "q", "--strategy", "verify", *extra]
+        return _verifier_config(build_parser().parse_args(argv))
+
+    verifier = config("--verifier", "llm:vllm:x", "--tensor-parallel-size", "2")["verifier"]
+    assert isinstance(verifier, LLMVerifier) and verifier.generator == "vllm:x"
+    assert verifier.generator_options == (("tensor_parallel_size", 2),)
+    assert config("--verifier", "llm:vllm:x")["verifier"] == "llm:vllm:x"  # default: the spec
+    with pytest.raises(GeneratorError, match="in-process vLLM"):
+        config("--verifier", "llm:openai:http://h/v1#m", "--pipeline-parallel-size", "2")
+    with pytest.raises(ValueError, match="need --verifier"):
+        config("--tensor-parallel-size", "2")

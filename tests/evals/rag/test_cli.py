@@ -107,7 +107,7 @@ def test_cli_runs_end_to_end_with_doubles(
     llm = canned_llm(lambda p: "[RESULT] 1" if "[RESULT]" in p else "Score: 3/5")
     specs = []
 
-    def make(spec):
+    def make(spec, parallel=None):
         specs.append(spec)
         return fake_generator("an answer", llm=llm)
 
@@ -128,3 +128,57 @@ def test_cli_runs_end_to_end_with_doubles(
         "report.html",
         "items.jsonl",
     }
+
+
+def test_scale_flags_reach_vllm_specs_only(tmp_path, monkeypatch):
+    args = _parser().parse_args(
+        ["rag", "--dataset", "asqa", "--out", str(tmp_path), "--generator", "vllm:x"]
+        + ["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]
+        + ["--distributed-executor-backend", "ray"]
+    )
+    config = config_from_args(args)
+    assert config.parallel() == {
+        "tensor_parallel_size": 2,
+        "pipeline_parallel_size": 3,
+        "distributed_executor_backend": "ray",
+    }
+    assert "tensor_parallel_size" not in config.settings()  # resuming does not depend on it
+    built = []
+    monkeypatch.setattr(
+        "logic_rag.generators.base.make_generator",
+        lambda spec, **options: built.append((spec.backend, options)),
+    )
+    runner_mod._make_generator("vllm:x", config.parallel())
+    runner_mod._make_generator("openai:http://h/v1#m", config.parallel())
+    assert built == [
+        (
+            "vllm",
+            {
+                "tensor_parallel_size": 2,
+                "pipeline_parallel_size": 3,
+                "distributed_executor_backend": "ray",
+            },
+        ),
+        ("openai", {}),
+    ]
+
+
+def test_scale_flags_without_a_vllm_spec_are_refused(tmp_path, capsys):
+    argv = ["rag", "--dataset", "asqa", "--out", str(tmp_path), "--tensor-parallel-size", "2"]
+    assert main(argv) == 2
+    assert "apply to vllm: generators" in capsys.readouterr().err
+
+
+def test_server_urls_build_an_openai_spec(tmp_path, capsys):
+    def config(*extra):
+        return config_from_args(
+            _parser().parse_args(["rag", "--dataset", "asqa", "--out", str(tmp_path), *extra])
+        )
+
+    two = config("--server-url", "http://a:8000/v1", "--server-url", "http://b:8000/v1,http://c:1")
+    assert two.generator == "openai:http://a:8000/v1,http://b:8000/v1,http://c:1"
+    named = config("--generator", "openai:http://old/v1#m", "--server-url", "http://a:1/v1")
+    assert named.generator == "openai:http://a:1/v1#m"
+    assert config().generator == "qwen2.5-1.5b"
+    with pytest.raises(ValueError, match="--server-url"):
+        config("--generator", "vllm:x", "--server-url", "http://a:1/v1")
