@@ -27,7 +27,6 @@ import itertools
 import logging
 import math
 import os
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -324,10 +323,3 @@ def _encode_window(
         missing = int((~seen).sum())
         raise LogicRagError(f"Ray returned no vector for {missing} of {size} texts")
     return out
-
-
-def timed_connect(options: RayEncoding) -> float:
-    """Seconds :meth:`RayEncoding.connect` took (for the CLI's report)."""
-    began = time.perf_counter()
-    options.connect()
-    return time.perf_counter() - began

@@ -55,9 +55,18 @@ def _n_tokens(tokenizer: Any, text: str) -> int:
 def test_in_process_engine_generates_with_explicit_max_tokens(hf_model: Path, tokenizer) -> None:
     from logic_rag.generators import Generator, make_generator
 
-    gen = make_generator(f"vllm:{hf_model}", max_model_len=MAX_MODEL_LEN, kv_cache_space_gib=1)
+    # The parallel settings pass through to the engine (size 1 here: one CPU "device").
+    gen = make_generator(
+        f"vllm:{hf_model}",
+        max_model_len=MAX_MODEL_LEN,
+        kv_cache_space_gib=1,
+        tensor_parallel_size=1,
+        pipeline_parallel_size=1,
+    )
     assert isinstance(gen, Generator) and gen.name == f"vllm:{hf_model}"
     answers = gen.generate(PROMPTS, max_tokens=8)
+    parallel = gen.engine.llm_engine.vllm_config.parallel_config
+    assert (parallel.tensor_parallel_size, parallel.pipeline_parallel_size) == (1, 1)
     assert len(answers) == len(PROMPTS) and all(isinstance(a, str) and a for a in answers)
     assert all(_n_tokens(tokenizer, a) <= 8 for a in answers)
     # Greedy decoding is deterministic and per-prompt: order and batching do not matter.
@@ -107,6 +116,8 @@ def server(hf_model: Path) -> Iterator[Any]:
         served_name="smollm2-135m",
         max_model_len=MAX_MODEL_LEN,
         kv_cache_space_gib=1,
+        tensor_parallel_size=1,
+        pipeline_parallel_size=1,
         startup_timeout=540,
     ) as running:
         yield running
@@ -131,6 +142,29 @@ def test_vllm_serve_through_openailike(server, tokenizer) -> None:
     llm = gen.as_llm(max_tokens=8)
     assert isinstance(llm, OpenAILike) and llm.is_chat_model
     assert llm.complete(PROMPTS[0]).text.strip()
+    # The parallel sizes are on the server's command line.
+    args = server.process.args
+    assert args[args.index("--tensor-parallel-size") + 1] == "1"
+    assert args[args.index("--pipeline-parallel-size") + 1] == "1"
+
+
+def test_requests_fail_over_to_the_live_vllm_server(server) -> None:
+    """A dead replica listed first: every request still gets the real server's answer."""
+    import socket
+
+    from logic_rag.generators import make_generator
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    single = make_generator(server.spec)
+    pooled = make_generator(f"openai:{dead},{server.base_url}#{server.model}", timeout=120)
+    want = single.generate(PROMPTS, max_tokens=8, system="Answer briefly.")
+    assert pooled.generate(PROMPTS, max_tokens=8, system="Answer briefly.") == want
+    sent = pooled.pool.requests_sent()
+    assert sent[server.base_url] == len(PROMPTS) and sent[dead] >= 1
+    choices = pooled.choice_logprobs(PROMPTS[:2], ("Yes", "No"))
+    assert choices.shape == (2, 2)
 
 
 def test_server_is_gone_after_the_with_block(hf_model: Path) -> None:
