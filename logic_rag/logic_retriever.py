@@ -96,7 +96,9 @@ def _build_with(
     offsets = None
     if passages:
         sentences, offsets = split_corpus([d.text or d.title for d in docs])
-    vectors = encode_with.encode(encoder, itertools.chain(texts, sentences))
+    vectors = encode_with.encode(
+        encoder, itertools.chain(texts, sentences), total=len(texts) + len(sentences)
+    )
     del texts, sentences
     dense = Retriever.from_embeddings(
         encoder, vectors[: len(docs)], docs, index=index, **index_options

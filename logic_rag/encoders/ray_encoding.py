@@ -227,19 +227,36 @@ class RayEncoding:
     ) -> np.ndarray:
         """All vectors of ``texts`` in corpus order, shape ``(n, dimension)``, float32.
 
+        ``total`` (the number of texts, when known) lets windows be copied straight into
+        one preallocated array instead of concatenated (which holds the vectors twice).
         Starts (and afterwards shuts down) a cluster unless one is already running in
         this process.
         """
         started = self.connect()
+        out: np.ndarray | None = None
+        parts: list[np.ndarray] = []
+        count = 0
         try:
-            parts = [vectors for _, vectors in encode_corpus(encoder, texts, self)]
+            for start, vectors in encode_corpus(encoder, texts, self):
+                count = start + len(vectors)
+                if total is None:
+                    parts.append(vectors)
+                    continue
+                if count > total:
+                    raise LogicRagError(f"got more than the {total} texts announced")
+                if out is None:
+                    out = np.empty((total, vectors.shape[1]), dtype=np.float32)
+                out[start:count] = vectors
         finally:
             if started:
                 import_ray().shutdown()
-        if not parts:
+        if count == 0:
             raise ValueError("cannot encode zero texts")
-        if total is not None and sum(len(p) for p in parts) != total:
-            raise LogicRagError(f"Ray returned {sum(len(p) for p in parts)} vectors for {total}")
+        if total is not None:
+            if count != total:
+                raise LogicRagError(f"got {count} texts, {total} were announced")
+            assert out is not None
+            return out
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 

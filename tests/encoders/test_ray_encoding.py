@@ -140,3 +140,20 @@ def test_missing_ray_names_the_extra(monkeypatch, tmp_path, capsys) -> None:
     code = main(["index", "--docs", str(corpus), "--out", str(tmp_path / "i"), "--ray", "-q"])
     assert code == 2
     assert "logic-rag[ray]" in capsys.readouterr().err
+
+
+def test_encode_fills_windows_into_one_array(monkeypatch, ray_cluster) -> None:
+    """With ``total``, windows are copied into one preallocated array; a count that does
+    not match is an error, not a silently short index."""
+    import logic_rag.encoders.ray_encoding as module
+
+    windows = [(0, np.ones((3, 2), np.float32)), (3, np.full((2, 2), 2, np.float32))]
+    monkeypatch.setattr(module, "encode_corpus", lambda *a: iter(windows))
+    options = RayEncoding()
+    got = options.encode(None, [], total=5)  # type: ignore[arg-type]
+    assert got.tolist() == [[1, 1]] * 3 + [[2, 2]] * 2
+    assert np.array_equal(options.encode(None, []), got)  # type: ignore[arg-type]
+    with pytest.raises(module.LogicRagError, match="6 were announced"):
+        options.encode(None, [], total=6)  # type: ignore[arg-type]
+    with pytest.raises(module.LogicRagError, match="more than the 4"):
+        options.encode(None, [], total=4)  # type: ignore[arg-type]
