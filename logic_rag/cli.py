@@ -353,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ray-actors",
         type=int,
         default=None,
+        metavar="N",
         help="encoder actors with --ray (default: one per GPU, else one per CPU)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
