@@ -23,6 +23,7 @@ _EXTRAS = {
     "accelerate": "train",
     "llama_index": "llama-index",
     "langchain_core": "langchain",
+    "pymilvus": "milvus",
 }
 
 
@@ -45,6 +46,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         passages=not args.no_passages,
         sparse_model=args.sparse_model,
         show_progress_bar=not args.quiet,
+        **_store_options(args),
     )
     out = retriever.save(args.out)
     extras = "" if args.no_passages else " + sentence vectors"
@@ -55,6 +57,23 @@ def _cmd_index(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _store_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--store``: vectors in Milvus; the collection defaults to the --out folder's name."""
+    if args.store is None:
+        if args.collection is not None or args.overwrite_store:
+            raise ValueError("--collection and --overwrite-store need --store milvus://FILE.db")
+        return {}
+    import re
+
+    name = args.collection
+    if name is None:
+        name = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", Path(args.out).absolute().name))
+        if not re.match(r"[A-Za-z_]", name):
+            name = f"logic_rag_{name}"
+        name = name[:200]
+    return {"store": args.store, "collection": name, "overwrite_store": args.overwrite_store}
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -299,6 +318,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sparse-model", default=None, help="also build a SPLADE index (e.g. splade-tiny)"
+    )
+    p.add_argument(
+        "--store",
+        default=None,
+        metavar="URI",
+        help="keep the vectors in Milvus: milvus://FILE.db (Milvus Lite) or http(s)://HOST:PORT "
+        "(token in $LOGIC_RAG_MILVUS_TOKEN); needs logic-rag[milvus]",
+    )
+    p.add_argument(
+        "--collection", default=None, help="Milvus collection (default: the --out folder's name)"
+    )
+    p.add_argument(
+        "--overwrite-store", action="store_true", help="replace an existing Milvus collection"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_index)
