@@ -188,6 +188,30 @@ def _score_quest(queries: Sequence[Any], run: dict[str, list[tuple[str, float]]]
     return {k: result["all"][k] for k in keep if k in result["all"]}
 
 
+def memoised(encoder: Any) -> Any:
+    """``encoder`` with its document-side embeddings remembered by text.
+
+    Both frameworks index the same texts and their rerankers embed the same candidates
+    and sentences, so each text is encoded once per run instead of up to four times (the
+    vectors are the same; this halves the CPU time of the run).
+    """
+    import numpy as np
+
+    encode = encoder.encode_documents
+    cache: dict[str, np.ndarray] = {}
+
+    def encode_documents(texts: Sequence[str], **kwargs: Any) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in cache))
+        if todo:
+            cache.update(zip(todo, encode(todo, **kwargs), strict=True))
+        if not texts:
+            return encode([], **kwargs)
+        return np.stack([cache[t] for t in texts])
+
+    encoder.encode_documents = encode_documents
+    return encoder
+
+
 # ---------------------------------------------------------------------------- driver
 def evaluate(
     args: argparse.Namespace, on_result: Callable[[dict[str, Any]], None] | None = None
@@ -203,7 +227,7 @@ def evaluate(
     data = shared_data_dir()
     if not data.is_dir():
         raise SystemExit(f"shared data not found at {data}; set LOGIC_RAG_DATA")
-    encoder = DenseEncoder(args.model)
+    encoder = memoised(DenseEncoder(args.model))
     datasets: dict[str, Any] = {}
     if args.only in (None, "msmarco"):
         docs, queries, qrels = _msmarco(data, args.limit)
