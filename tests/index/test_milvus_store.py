@@ -158,7 +158,11 @@ def test_model_mismatch_with_collection_refused(local, tmp_path):
 def test_missing_collection(local, tmp_path):
     milvus = local.to_store(f"milvus://{tmp_path}/s.db", collection="gone")
     folder = milvus.save(tmp_path / "idx")
-    milvus.dense.index.store.drop()
+    store = milvus.dense.index.store
+    store.client.drop_collection("gone__sentences")
+    with pytest.raises(StoreError, match="sentence vectors.*missing"):
+        LogicRetriever.load(folder)
+    store.drop()
     with pytest.raises(StoreError, match="does not exist.*rebuild"):
         LogicRetriever.load(folder)
 
@@ -195,6 +199,19 @@ def test_bounded_batches_write_every_row(tmp_path):
     dense, passages = store.open({"build_id": stored["build_id"]})
     np.testing.assert_allclose(dense.fetch(np.array([52, 0, 7])), vectors[[52, 0, 7]])
     assert passages is not None and passages.n_documents == 53
+    view = dense.vectors()
+    assert view.shape == (53, 8) and len(view) == 53
+    np.testing.assert_allclose(view[3], vectors[3])
+    np.testing.assert_allclose(view[10:13], vectors[10:13])
+    np.testing.assert_allclose(np.asarray(view), vectors)
+    with pytest.raises(IndexError):
+        dense.fetch(np.array([53]))
+    expected = np.stack(
+        [np.max(sentences[2 * d : 2 * d + 2] @ vectors[:2].T, axis=0) for d in (5, 0, 5)]
+    ).T
+    np.testing.assert_allclose(
+        passages.max_sim(vectors[:2], np.array([5, 0, 5])), expected, atol=1e-5
+    )
     assert sorted(store.client.list_collections()) == ["batches", "batches__sentences"]
 
 
