@@ -27,6 +27,8 @@ stored as a collection property and checked against the folder's manifest on ope
 collection rebuilt from another corpus, or a missing one, is refused with an error that
 says what to do. Writes go to temporary collections that are renamed into place at the
 end (create-then-swap); an existing collection is only replaced with ``overwrite=True``.
+A write that is killed leaves its ``<collection>__tmp_<pid>_<id>`` collections behind
+(they never shadow an index; drop them by hand); a write that fails drops them.
 
 URIs: ``milvus://path/to/file.db`` is a Milvus Lite file (relative paths are resolved
 against the working directory when the index is built, and stored absolute);
