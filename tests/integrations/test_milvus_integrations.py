@@ -50,3 +50,28 @@ def test_both_frameworks_rank_alike_over_milvus(docs, minilm, tmp_path):
     # the page that is also an orchid of Thailand is pushed below the pure Indonesian ones
     top = [d for d, _ in li_logic]
     assert "d1" not in top[:2] and "d5" not in top[:2]
+
+
+def test_memoised_encoder_encodes_each_text_once(minilm):
+    import numpy as np
+
+    from logic_rag.encoders.dense import DenseEncoder
+
+    encoder = DenseEncoder(minilm.name)  # not the session fixture: memoised() patches it
+    calls: list[list[str]] = []
+    bound = encoder.encode_documents
+
+    def counting(texts, **kwargs):
+        calls.append(list(texts))
+        return bound(texts, **kwargs)
+
+    encoder.encode_documents = counting
+    memo = milvus_acceptance.memoised(encoder)
+    first = memo.encode_documents(["a cat", "a dog", "a cat"])
+    again = memo.encode_documents(["a dog", "a cat"])
+    assert calls == [["a cat", "a dog"]]
+    np.testing.assert_allclose(first[[1, 0]], again)
+    np.testing.assert_allclose(
+        first, minilm.encode_documents(["a cat", "a dog", "a cat"]), atol=1e-5
+    )
+    assert memo.encode_documents([]).shape[0] == 0
