@@ -87,7 +87,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "with a smaller --logic-sample)",
     )
     parser.add_argument(
-        "--only", choices=("dense", "logic", "verifiers"), help="run one benchmark only"
+        "--only",
+        choices=("dense", "logic", "verifiers", "milvus"),
+        help="run one benchmark only (milvus runs only when named: it needs logic-rag[milvus])",
+    )
+    parser.add_argument(
+        "--milvus-size", type=int, default=20000, help="documents of the Milvus benchmark"
     )
     parser.add_argument(
         "--llm-verifier",
@@ -189,6 +194,25 @@ def format_table(result: dict[str, Any]) -> str:
                     f"({row['pairs']} pairs, {_fmt(row['pairs_per_s'])} pairs/s)"
                 )
         lines.append("")
+    milvus = result.get("milvus")
+    if milvus:
+        lines.append(
+            f"Milvus Lite vs FAISS, {milvus['queries']} three-atom queries over "
+            f"{milvus['documents']:,} documents ({milvus['sentences']:,} sentence vectors; "
+            f"{milvus['model']}); write {milvus['milvus_write_seconds']:.1f} s"
+        )
+        lines.append(
+            f"{'strategy':<12}{'faiss p50':>10}{'milvus p50':>11}{'p50 x':>7}"
+            f"{'faiss p95':>10}{'milvus p95':>11}{'p95 x':>7}{'same':>6}"
+        )
+        for row in milvus["strategies"]:
+            f, m = row["faiss"], row["milvus"]
+            lines.append(
+                f"{row['strategy']:<12}{_fmt(f['p50_ms']):>10}{_fmt(m['p50_ms']):>11}"
+                f"{row['p50_ratio']:>7.2f}{_fmt(f['p95_ms']):>10}{_fmt(m['p95_ms']):>11}"
+                f"{row['p95_ratio']:>7.2f}{row['same_top10']:>6.2f}"
+            )
+        lines.append("")
     machine = result["machine"]
     lines.append(
         f"{machine['cpu_model']}; {machine['usable_cores']} cores, torch "
@@ -234,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "logic_queries": args.logic_queries,
             "strategies": args.strategies,
             "seed": args.seed,
+            "milvus_size": args.milvus_size,
         },
         "load_average_start": load_start,
     }
@@ -263,6 +288,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             cross_encoder_pairs=args.verifier_pairs,
             llm_spec=args.llm_verifier,
             seed=args.seed,
+            log=_log,
+        )
+    if args.only == "milvus":
+        from benchmarks import bench_milvus
+
+        result["milvus"] = bench_milvus.run(
+            args.milvus_size,
+            sample=min(args.logic_sample, args.milvus_size),
+            n_queries=args.logic_queries,
+            seed=args.seed,
+            model=args.logic_model,
             log=_log,
         )
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -24,6 +24,7 @@ _EXTRAS = {
     "llama_index": "llama-index",
     "langchain_core": "langchain",
     "ray": "ray",
+    "pymilvus": "milvus",
 }
 
 
@@ -48,6 +49,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         sparse_model=args.sparse_model,
         show_progress_bar=not args.quiet,
         encode_with=encode_with,
+        **_store_options(args),
     )
     out = retriever.save(args.out)
     extras = "" if args.no_passages else " + sentence vectors"
@@ -70,6 +72,23 @@ def _ray_encoding(args: argparse.Namespace) -> Any:
     import_ray()  # fail before reading the model when the extra is missing
     address = None if args.ray == "local" else args.ray
     return RayEncoding(address=address, num_actors=args.ray_actors, show_progress=not args.quiet)
+
+
+def _store_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--store``: vectors in Milvus; the collection defaults to the --out folder's name."""
+    if args.store is None:
+        if args.collection is not None or args.overwrite_store:
+            raise ValueError("--collection and --overwrite-store need --store milvus://FILE.db")
+        return {}
+    import re
+
+    name = args.collection
+    if name is None:
+        name = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", Path(args.out).absolute().name))
+        if not re.match(r"[A-Za-z_]", name):
+            name = f"logic_rag_{name}"
+        name = name[:200]
+    return {"store": args.store, "collection": name, "overwrite_store": args.overwrite_store}
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -355,6 +374,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="encoder actors with --ray (default: one per GPU, else one per CPU)",
+    )
+    p.add_argument(
+        "--store",
+        default=None,
+        metavar="URI",
+        help="keep the vectors in Milvus: milvus://FILE.db (Milvus Lite) or http(s)://HOST:PORT "
+        "(token in $LOGIC_RAG_MILVUS_TOKEN); needs logic-rag[milvus]",
+    )
+    p.add_argument(
+        "--collection", default=None, help="Milvus collection (default: the --out folder's name)"
+    )
+    p.add_argument(
+        "--overwrite-store", action="store_true", help="replace an existing Milvus collection"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_index)

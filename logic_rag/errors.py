@@ -12,6 +12,7 @@ __all__ = [
     "CorpusFormatError",
     "IndexCorruptError",
     "IndexMismatchError",
+    "StoreError",
 ]
 
 
@@ -40,3 +41,11 @@ class IndexCorruptError(LogicRagError):
 
 class IndexMismatchError(LogicRagError, ValueError):
     """The query encoder does not match the model or dimension the index was built with."""
+
+
+class StoreError(LogicRagError):
+    """A vector store (Milvus) cannot be reached, or its collection is missing or taken.
+
+    The message names the store and the collection, and what to do (rebuild, choose
+    another collection name, or replace it explicitly).
+    """

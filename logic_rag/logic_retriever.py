@@ -54,6 +54,7 @@ from logic_rag.strategies import (
 
 if TYPE_CHECKING:
     from logic_rag.encoders.ray_encoding import RayEncoding
+    from logic_rag.index.milvus_store import MilvusPassages
 
 __all__ = ["DENSE_STRATEGIES", "STRATEGIES", "LogicConfig", "LogicRetriever"]
 
@@ -123,7 +124,7 @@ class LogicRetriever:
         self,
         dense: Retriever,
         *,
-        passages: PassageVectors | None = None,
+        passages: PassageVectors | MilvusPassages | None = None,
         sparse: Any | None = None,
         decomposer: Decomposer | None = None,
         strategy: StrategyLike = "rerank",
@@ -156,6 +157,10 @@ class LogicRetriever:
         index: IndexKind = "flat",
         show_progress_bar: bool | None = None,
         encode_with: RayEncoding | None = None,
+        store: str | None = None,
+        collection: str = "logic_rag",
+        store_token: str | None = None,
+        overwrite_store: bool = False,
         **index_options: Any,
     ) -> LogicRetriever:
         """Embed and index ``documents``.
@@ -165,7 +170,24 @@ class LogicRetriever:
         adds a SPLADE inverted index for the ``splade*`` strategies. ``encode_with``
         (a :class:`~logic_rag.encoders.ray_encoding.RayEncoding`) embeds documents and
         sentences on a Ray cluster instead of in this process; the index is the same.
+
+        ``store`` keeps the document and sentence vectors in Milvus instead of FAISS
+        (``milvus://file.db`` for Milvus Lite, ``http(s)://host:port`` for a server; see
+        :mod:`logic_rag.index.milvus_store`) under ``collection``. An existing collection
+        is refused before anything is embedded unless ``overwrite_store`` is set.
         """
+        milvus = None
+        if store is not None:
+            from logic_rag.index.milvus_store import MilvusStore, parse_store_uri
+
+            milvus = MilvusStore(parse_store_uri(store, collection), token=store_token)
+            if not overwrite_store:
+                milvus.refuse_existing()  # before minutes of embedding, not after
+            if index != "flat":
+                raise ValueError(
+                    f"index={index!r}: a Milvus store uses Milvus's exact FLAT index; "
+                    f"leave index='flat'"
+                )
         docs = list(documents)
         if encode_with is not None:
             dense, passage_vectors = _build_with(
@@ -187,13 +209,59 @@ class LogicRetriever:
             from logic_rag.sparse_retriever import SparseSide
 
             sparse = SparseSide.build(docs, model=sparse_model, show_progress_bar=show_progress_bar)
-        return cls(
+        built = cls(
             dense,
             passages=passage_vectors,
             sparse=sparse,
             decomposer=decomposer,
             strategy=strategy,
             config=config,
+        )
+        if milvus is None:
+            return built
+        return built._moved_to(milvus, overwrite=overwrite_store)
+
+    def to_store(
+        self,
+        store: str,
+        *,
+        collection: str = "logic_rag",
+        token: str | None = None,
+        overwrite: bool = False,
+    ) -> LogicRetriever:
+        """A copy of this (FAISS-backed) retriever whose vectors live in Milvus.
+
+        Document and sentence vectors are written to ``collection`` at ``store`` in
+        bounded batches, into temporary collections swapped in at the end; the documents,
+        SPLADE index, decomposer, strategy and config are shared with this one.
+        """
+        from logic_rag.index.milvus_store import MilvusStore, parse_store_uri
+
+        return self._moved_to(
+            MilvusStore(parse_store_uri(store, collection), token=token), overwrite=overwrite
+        )
+
+    def _moved_to(self, milvus: Any, *, overwrite: bool) -> LogicRetriever:
+        if getattr(self.dense.index, "store", None) is not None:
+            raise ValueError("this retriever's vectors already live in a vector store")
+        encoder = self.dense.encoder
+        model = {"name": encoder.name, "weights_sha256": encoder.fingerprint}
+        sentences = None
+        if self.passages is not None:
+            sentences = (self.passages.vectors, self.passages.offsets)
+        stored = milvus.write(
+            np.asarray(self.dense.index.vectors()), sentences, {"model": model}, overwrite=overwrite
+        )
+        index, passages = milvus.open(
+            {k: stored[k] for k in ("build_id", "document_count", "sentence_count", "model")}
+        )
+        return LogicRetriever(
+            Retriever(encoder, index, self.documents),
+            passages=passages,
+            sparse=self.sparse,
+            decomposer=self.decomposer,
+            strategy=self.strategy,
+            config=self.config,
         )
 
     @classmethod
@@ -207,13 +275,27 @@ class LogicRetriever:
         config: LogicConfig | None = None,
         verify: bool = True,
         allow_model_mismatch: bool = False,
+        store_uri: str | None = None,
+        store_token: str | None = None,
     ) -> LogicRetriever:
-        """Open an index folder written by :meth:`save` (or by ``logic-rag index``)."""
+        """Open an index folder written by :meth:`save` (or by ``logic-rag index``).
+
+        A folder whose vectors live in Milvus opens its collections (checked against the
+        folder's manifest); ``store_uri`` points at the store if it moved, ``store_token``
+        (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server.
+        """
         dense, manifest = Retriever.load_with_manifest(
-            path, model=model, verify=verify, allow_model_mismatch=allow_model_mismatch
+            path,
+            model=model,
+            verify=verify,
+            allow_model_mismatch=allow_model_mismatch,
+            store_uri=store_uri,
+            store_token=store_token,
         )
-        passages = None
-        if manifest.get("passages"):
+        passages: Any = None
+        if "store" in manifest:
+            passages = manifest.pop("_store_passages", None)
+        elif manifest.get("passages"):
             passages = PassageVectors.load(Path(path), len(dense))
         sparse = None
         if "sparse" in manifest:

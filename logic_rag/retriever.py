@@ -172,16 +172,20 @@ class Retriever:
             "index_kind": self.index.kind,
             "document_count": len(self.documents),
             "documents_file": _DOCS_FILE,
-            "index_file": _FAISS_FILE,
             **(extra_manifest or {}),
         }
         writers: dict[str, Callable[[Path], None]] = {
-            _FAISS_FILE: self.index.save,
             _DOCS_FILE: lambda p: atomic_write_jsonl(
                 p, (_finite_json(d.to_json()) for d in self.documents)
             ),
             **(extra_files or {}),
         }
+        store = getattr(self.index, "store", None)
+        if store is None:
+            manifest["index_file"] = _FAISS_FILE
+            writers[_FAISS_FILE] = self.index.save
+        else:  # the vectors live in a vector store (Milvus): the folder names it
+            manifest["store"] = store.record()
         return write_folder(out_dir, writers, manifest)
 
     @classmethod
@@ -213,8 +217,16 @@ class Retriever:
         model: str | os.PathLike[str] | DenseEncoder | None = None,
         verify: bool = True,
         allow_model_mismatch: bool = False,
+        store_uri: str | None = None,
+        store_token: str | None = None,
     ) -> tuple[Retriever, dict[str, Any]]:
-        """:meth:`load`, also returning the verified manifest (for wrappers)."""
+        """:meth:`load`, also returning the verified manifest (for wrappers).
+
+        For an index whose vectors live in Milvus (manifest ``store``), ``store_uri``
+        replaces the recorded URI (the store moved) and ``store_token`` is the server
+        token (default ``$LOGIC_RAG_MILVUS_TOKEN``); the opened sentence-vector store, if
+        any, is left in ``manifest["_store_passages"]`` for :class:`LogicRetriever`.
+        """
         folder = Path(path)
         manifest = read_manifest(folder, verify=verify)
         recorded, dimension, count, kind = _check_manifest(folder, manifest)
@@ -247,8 +259,16 @@ class Retriever:
                 f"{folder} holds {dimension}-d vectors but {encoder.name!r} produces "
                 f"{encoder.dimension}-d embeddings; use the model the index was built with"
             )
-        faiss_path = listed_file(folder, manifest, manifest.get("index_file", _FAISS_FILE))
-        index = DenseIndex.load(faiss_path, kind)
+        index: Any
+        if "store" in manifest:
+            from logic_rag.index.milvus_store import open_from_manifest
+
+            index, manifest["_store_passages"] = open_from_manifest(
+                folder, manifest, uri=store_uri, token=store_token
+            )
+        else:
+            faiss_path = listed_file(folder, manifest, manifest.get("index_file", _FAISS_FILE))
+            index = DenseIndex.load(faiss_path, kind)
         if index.dim != dimension or index.ntotal != count:
             raise IndexCorruptError(
                 f"{folder}: the FAISS file holds {index.ntotal} vectors of dimension "
@@ -347,16 +367,23 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> tuple[dict[str, A
 
 def _files_to_open(manifest: dict[str, Any]) -> list[str]:
     """The files the loaders (dense, passages, SPLADE) will open for this manifest."""
-    names = [manifest.get("index_file", _FAISS_FILE), manifest.get("documents_file", _DOCS_FILE)]
+    names = [manifest.get("documents_file", _DOCS_FILE)]
+    if "store" in manifest:  # the vectors live in Milvus; only SPLADE stays in the folder
+        return names + _sparse_files(manifest)
+    names.insert(0, manifest.get("index_file", _FAISS_FILE))
     if manifest.get("passages"):
         from logic_rag.index.passages import PassageVectors
 
         names += [PassageVectors.VECTORS_FILE, PassageVectors.OFFSETS_FILE]
-    if manifest.get("sparse") is not None:
-        from logic_rag.index.inverted import MANIFEST_FILE, MATRIX_FILE
+    return names + _sparse_files(manifest)
 
-        names += [f"sparse/{MATRIX_FILE}", f"sparse/{MANIFEST_FILE}"]
-    return names
+
+def _sparse_files(manifest: dict[str, Any]) -> list[str]:
+    if manifest.get("sparse") is None:
+        return []
+    from logic_rag.index.inverted import MANIFEST_FILE, MATRIX_FILE
+
+    return [f"sparse/{MATRIX_FILE}", f"sparse/{MANIFEST_FILE}"]
 
 
 _STRUCTURE_KEYS = ("modules", "pooling", "normalize")
