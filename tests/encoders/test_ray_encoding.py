@@ -1,6 +1,6 @@
 """Distributed encoding with Ray Data gives the single-process index, row for row.
 
-Runs a real local Ray cluster (``ray.init(num_cpus=2)``, started once per session, ~3 s)
+Runs a real local Ray cluster (``ray.init(num_cpus=2)``, started once for this module, ~3 s)
 and real MiniLM actors (each pool start loads torch and the model in two workers, ~8 s on
 this 2-core box), over the first 160 MS MARCO passages of the shared data.
 """
@@ -26,9 +26,10 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster():
-    """A local two-CPU Ray cluster for the whole session; shut down at the end."""
+    """A local two-CPU Ray cluster for this module; shut down after it, so the rest of the
+    suite does not run beside a Ray cluster's processes and object store."""
     if ray.is_initialized():  # pragma: no cover - another test left one running
         ray.shutdown()
     began = time.perf_counter()
