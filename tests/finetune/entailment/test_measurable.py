@@ -170,3 +170,41 @@ def test_summarise_pools_primary_measures(tmp_path: Path) -> None:
     assert pooled["diff"] == pytest.approx(0.0)
     assert r["collections"]["a"]["measures"]["m"]["wins"] == 1
     assert (tmp_path / "collections" / "a.json").is_file()
+
+
+def _shared_data() -> Path:
+    from logic_rag.paths import shared_data_dir
+
+    data = shared_data_dir()
+    if not (data / "vaswani" / "qrels").is_file() or not (data / "quest" / "attr").is_dir():
+        pytest.skip(f"shared data not found at {data}; set LOGIC_RAG_DATA")
+    return data
+
+
+def test_real_collections_have_the_documented_sizes() -> None:
+    from logic_rag.finetune.entailment.measurable import load_collection
+
+    _shared_data()
+    args = MeasurableArgs(out="")
+    sizes = {n: load_collection(n, args) for n in ("vaswani", "msmarco", "quest")}
+    assert (len(sizes["vaswani"].corpus), len(sizes["vaswani"].queries)) == (11429, 93)
+    assert (len(sizes["msmarco"].corpus), len(sizes["msmarco"].queries)) == (5000, 12)
+    assert (len(sizes["quest"].corpus), len(sizes["quest"].queries)) == (6410, 131)
+    assert sum(len(c.queries) for c in sizes.values()) >= 100
+
+
+@pytest.mark.slow
+def test_same_model_in_both_arms_ties_everywhere(tmp_path: Path) -> None:
+    """Real encoder, real MS MARCO test side: identical arms must tie on every query."""
+    from logic_rag.finetune.entailment.measurable import run_measurable
+    from logic_rag.models import resolve_model
+
+    _shared_data()
+    base = str(resolve_model("minilm").path)
+    r = run_measurable(
+        MeasurableArgs(out=str(tmp_path), tuned_model=base, collections="msmarco", n_boot=200)
+    )
+    c = r["collections"]["msmarco"]["measures"]["nDCG@10"]
+    assert (c["wins"], c["losses"], c["ties"]) == (0, 0, 12)
+    assert c["verdict"] == "null"
+    assert (tmp_path / "report.md").read_text().count("| msmarco |") == 1
