@@ -483,9 +483,19 @@ def run_measurable(args: MeasurableArgs) -> dict[str, Any]:
 
 
 def _max_seq_length(folder: Path) -> int | None:
-    cfg = folder / "sentence_bert_config.json"
-    if cfg.is_file():
-        return json.loads(cfg.read_text(encoding="utf-8")).get("max_seq_length")
+    """The truncation length sentence-transformers applies: ``max_seq_length`` of
+    ``sentence_bert_config.json`` or, when absent (newer saves), the tokenizer's
+    ``model_max_length``; reported so that a truncation difference is not mistaken for an
+    effect of the tuning."""
+    for name, key in (
+        ("sentence_bert_config.json", "max_seq_length"),
+        ("tokenizer_config.json", "model_max_length"),
+    ):
+        cfg = folder / name
+        if cfg.is_file():
+            value = json.loads(cfg.read_text(encoding="utf-8")).get(key)
+            if isinstance(value, int):
+                return value
     return None
 
 
@@ -602,8 +612,8 @@ def render_report(results: dict[str, Any]) -> str:
             "",
             f"Entailment tuning settings: `{json.dumps(shown, sort_keys=True)}`; pairs "
             f"{et.get('pairs')}; masked-hypothesis loss "
-            f"{tun.get('masked_hypothesis_loss_before')} -> "
-            f"{tun.get('masked_hypothesis_loss_after')}.",
+            f"{_f(tun.get('masked_hypothesis_loss_before', math.nan), 2)} -> "
+            f"{_f(tun.get('masked_hypothesis_loss_after', math.nan), 2)}.",
         ]
     lines += ["", "Arguments: `" + json.dumps(args, sort_keys=True) + "`", ""]
     return "\n".join(lines)
