@@ -252,6 +252,18 @@ def evaluate_model(
     return out
 
 
+def record_card_metrics(model_dir: Path, dataset: str, metrics: dict[str, Any]) -> None:
+    """The model card of a trained condition carries its held-out numbers (no per-query rows)."""
+    from logic_rag.finetune.recipes.card import record_metrics
+
+    if not (model_dir / "logic_rag_training.json").is_file():
+        return  # a test's train_fn may return a folder without a training record
+    summary = {
+        split: {k: v for k, v in m.items() if k != "per_query"} for split, m in metrics.items()
+    }
+    record_metrics(model_dir, {"dataset": dataset, "held_out": summary})
+
+
 def hard_negative_set(
     ts: Any, data_dir: Path, cfg: AblationConfig, *, log: Callable[[str], None] = print
 ) -> Any:
@@ -372,6 +384,8 @@ def run_ablation(
                     "train_queries": len(ts.queries),
                 }
             metrics = evaluate_model(model, data_dir, cfg.eval_splits, depth=cfg.depth)
+            if CONDITIONS[condition] is not None:
+                record_card_metrics(Path(model), name, metrics)
             per_dataset[condition] = {
                 "model": model,
                 **train_info,

@@ -254,3 +254,22 @@ def test_hard_negatives_flag_trains_with_a_negative_column(world, tmp_path):
     assert info["hard_negatives"]["queries_with_some"] == 24
     assert info["hard_negatives"]["total"] >= 24 and info["hard_negatives"]["mined_per_query"] == 2
     assert (model_dir / "model.safetensors").is_file()
+
+
+def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_run, tmp_path):
+    import shutil
+
+    from logic_rag.finetune.recipes.card import record_metrics
+
+    model = tmp_path / "copy"
+    shutil.copytree(logicol_run["model"], model)
+    before = json.loads((model / "logic_rag_training.json").read_text())
+    record_metrics(model, {"held_out": {"test": {"R@20": 0.42}}})
+    after = json.loads((model / "logic_rag_training.json").read_text())
+    assert after["metrics"] == {"held_out": {"test": {"R@20": 0.42}}}
+    assert {k: v for k, v in after.items() if k != "metrics"} == {
+        k: v for k, v in before.items() if k != "metrics"
+    }
+    assert '"R@20": 0.42' in (model / "README.md").read_text()
+    with pytest.raises(FileNotFoundError, match="not a model this package trained"):
+        record_metrics(tmp_path, {})
