@@ -442,6 +442,7 @@ def render_report(results: dict[str, Any], split: str = "test") -> str:
                 f"{_fmt(m['avg_group_sim'])} | {row.get('train_wall_s', '-')} |"
             )
         lines.append("")
+        lines += _template_table(per, split) + _paired_vs_zero_shot(per, split)
         if "logicol" in per and "supcon" in per:
             new, old = per["logicol"]["metrics"][split], per["supcon"]["metrics"][split]
             lines += [
@@ -454,6 +455,56 @@ def render_report(results: dict[str, Any], split: str = "test") -> str:
             verdict = acceptance(new, old)
             lines += [f"Acceptance (violation >= 20% lower, recall kept): {verdict}", ""]
     return "\n".join(lines)
+
+
+def _template_table(per: dict[str, Any], split: str) -> list[str]:
+    """R@20 per query template, one column per condition."""
+    conditions = [c for c in per if per[c]["metrics"][split].get("by_template")]
+    if not conditions:
+        return []
+    templates = sorted({t for c in conditions for t in per[c]["metrics"][split]["by_template"]})
+    lines = [
+        "R@20 per template:",
+        "",
+        "| template | n | " + " | ".join(conditions) + " |",
+        "|---|---|" + "---|" * len(conditions),
+    ]
+    for t in templates:
+        rows = [per[c]["metrics"][split]["by_template"].get(t, {}) for c in conditions]
+        n = next((r.get("n") for r in rows if r.get("n") is not None), "-")
+        lines.append(f"| {t} | {n} | " + " | ".join(_fmt(r.get("R@20")) for r in rows) + " |")
+    return lines + [""]
+
+
+def _paired_vs_zero_shot(per: dict[str, Any], split: str) -> list[str]:
+    """Each trained condition minus zero-shot, per query: mean R@20 difference, 95% paired
+    bootstrap interval, relative change, wins/losses (needs the per-query rows)."""
+    from logic_rag.evals.rag.bootstrap import paired_bootstrap
+
+    base = per.get("zero-shot", {}).get("metrics", {}).get(split, {}).get("per_query")
+    if not base:
+        return []
+    lines = [
+        "Paired against zero-shot (R@20 per query; 95% bootstrap interval of the difference):",
+        "",
+        "| condition | R@20 | difference [95% CI] | relative | wins / losses |",
+        "|---|---|---|---|---|",
+    ]
+    qids = sorted(base)
+    for condition, row in per.items():
+        other = row["metrics"][split].get("per_query")
+        if condition == "zero-shot" or not other or set(other) != set(base):
+            continue
+        a = [base[q]["R@20"] for q in qids]
+        b = [other[q]["R@20"] for q in qids]
+        d = paired_bootstrap(a, b, n_boot=5000, seed=0)
+        wins = sum(y > x for x, y in zip(a, b, strict=True))
+        losses = sum(y < x for x, y in zip(a, b, strict=True))
+        lines.append(
+            f"| {condition} | {d.mean_b:.3f} | {d.diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}] | "
+            f"{_pct(relative_change(d.mean_b, d.mean_a))} | {wins} / {losses} |"
+        )
+    return lines + [""]
 
 
 def acceptance(new: dict[str, Any], old: dict[str, Any]) -> str:
