@@ -6,6 +6,9 @@
 * :mod:`.variants`: :func:`build_variants` (LogiCoL's Quest+Variants) and
   :func:`write_quest_format`.
 * :mod:`.wordnet`: :func:`build_wordnet_set`, a category-labelled set of real glosses.
+* :mod:`.hard_negatives`: hard negatives known from the atoms' sets and mined with the base
+  encoder (:func:`with_hard_negatives`).
+* :mod:`.quest`: the real QUEST-attr queries as an experiment folder (split by atom).
 
 Names resolve lazily (PEP 562), so importing this package imports neither ``datasets`` nor
 torch.
@@ -34,6 +37,11 @@ _EXPORTS: dict[str, str] = {
     "compose_variants": "variants",
     "quest_text": "variants",
     "write_quest_format": "variants",
+    "known_hard_negatives": "hard_negatives",
+    "mined_hard_negatives": "hard_negatives",
+    "with_hard_negatives": "hard_negatives",
+    "build_quest_set": "quest",
+    "quest_atom_sets": "quest",
     "WordNetMissingError": "wordnet",
     "build_wordnet_set": "wordnet",
     "read_wordnet_nouns": "wordnet",
@@ -54,6 +62,8 @@ if TYPE_CHECKING:
         to_contrastive_dataset,
         to_lore_dataset,
     )
+    from .hard_negatives import known_hard_negatives, mined_hard_negatives, with_hard_negatives
+    from .quest import build_quest_set, quest_atom_sets
     from .variants import (
         VARIANT_SHAPES,
         add_variants,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from logic_rag.errors import CorpusFormatError, LogicRagError
+from logic_rag.finetune.losses.relations import LABEL_NEGATIVE_DOC_ID
 from logic_rag.query.algebra import LogicalQuery, negated_atoms
 from logic_rag.query.algebra import atoms as query_atoms
 from logic_rag.query.templates import TEMPLATES, from_template
@@ -63,6 +64,10 @@ class TrainQuery:
         template: the QUEST template of ``logical_query``, when it has one.
         distractors: documents matching some but not all constraints (LORE's N1), most
             constraints satisfied first.
+        hard_negatives: documents known *not* to be gold that a retriever confuses with it
+            (pages of a negated atom, pages in only some atoms of an intersection, mined
+            near-misses); used as extra negative columns by
+            :func:`to_contrastive_dataset` with ``hard_negatives=True``.
     """
 
     query_id: str
@@ -72,6 +77,7 @@ class TrainQuery:
     logical_query: LogicalQuery | None = None
     template: str | None = None
     distractors: tuple[str, ...] = ()
+    hard_negatives: tuple[str, ...] = ()
 
 
 @dataclass
@@ -93,7 +99,9 @@ class TrainingSet:
             seen.add(q.query_id)
             if not q.gold:
                 raise TrainingDataError(f"query {q.query_id!r} has an empty gold set")
-            missing = [d for d in (*q.gold, *q.distractors) if d not in self.documents]
+            missing = [
+                d for d in (*q.gold, *q.distractors, *q.hard_negatives) if d not in self.documents
+            ]
             if missing:
                 raise TrainingDataError(
                     f"query {q.query_id!r} names {len(missing)} document(s) that are not in the "
@@ -439,13 +447,43 @@ class PositiveResampler:
         self.seed = int(seed)
         di = ts.doc_index()
         self.gold = [[di[d] for d in q.gold] for q in ts.queries]
+        self.negatives = [[di[d] for d in q.hard_negatives] for q in ts.queries]
         self.texts = list(ts.documents.values())
         self.draws = [0] * len(ts.queries)
+        self.negative_draws = [0] * len(ts.queries)
         self._orders: dict[tuple[int, int], list[int]] = {}
+        self._negative_orders: dict[tuple[int, int], list[int]] = {}
 
     def reset(self) -> None:
-        """Start every query's sequence of positives again."""
+        """Start every query's sequence of positives (and hard negatives) again."""
         self.draws = [0] * len(self.draws)
+        self.negative_draws = [0] * len(self.negative_draws)
+
+    def draw_negative(self, qi: int) -> int:
+        """The next hard negative of query ``qi``: its :attr:`TrainQuery.hard_negatives` in a
+        seeded order reshuffled after each pass, or, for a query without any, a seeded random
+        document outside its gold set (so every row has a negative column)."""
+        k = self.negative_draws[qi]
+        self.negative_draws[qi] += 1
+        pool = self.negatives[qi]
+        if not pool:
+            gold = set(self.gold[qi])
+            rng = random.Random(_stable_seed(self.seed, "neg", qi, k))
+            for _ in range(100):
+                doc = rng.randrange(len(self.texts))
+                if doc not in gold:
+                    return doc
+            raise TrainingDataError(f"query {qi}: no document outside its gold set to use")
+        cycle, pos = divmod(k, len(pool))
+        order = self._negative_orders.get((qi, cycle))
+        if order is None:
+            order = list(pool)
+            random.Random(_stable_seed(self.seed, "neg", qi, cycle)).shuffle(order)
+            self._negative_orders = {
+                key: v for key, v in self._negative_orders.items() if key[0] != qi
+            }
+            self._negative_orders[(qi, cycle)] = order
+        return order[pos]
 
     def draw(self, qi: int) -> int:
         """The next positive document id of query ``qi``."""
@@ -465,40 +503,60 @@ class PositiveResampler:
         out = dict(batch)
         labels = [list(row) for row in batch["label"]]
         positives = []
+        negatives = []
         for label in labels:
             doc = self.draw(int(label[0]))
             label[1] = doc
             positives.append(self.texts[doc])
+            if "negative" in batch:
+                neg = self.draw_negative(int(label[0]))
+                label[LABEL_NEGATIVE_DOC_ID] = neg
+                negatives.append(self.texts[neg])
         out["label"] = labels
         if "positive" in batch:
             out["positive"] = positives
+        if "negative" in batch:
+            out["negative"] = negatives
         return out
 
 
-def to_contrastive_dataset(ts: TrainingSet, *, seed: int = 0) -> datasets.Dataset:
-    """``(anchor, positive, label)`` rows for SupCon / LogiCoL training.
+def to_contrastive_dataset(
+    ts: TrainingSet, *, seed: int = 0, hard_negatives: bool = False
+) -> datasets.Dataset:
+    """``(anchor, positive[, negative], label)`` rows for SupCon / LogiCoL training.
 
     ``anchor`` is the query text, ``positive`` the text of one gold document, re-drawn at every
     access (:class:`PositiveResampler`), ``label`` is ``[query_id, positive_doc_id, group_id]``
     with the int ids of :meth:`TrainingSet.relations` (group -1 for ungrouped queries), the
     layout :class:`~logic_rag.finetune.sampler.LogicalGroupBatchSampler` and
     :class:`~logic_rag.finetune.losses.relations.GoldSetRelations` read.
+
+    With ``hard_negatives`` every row also gets a ``negative`` column (one of the query's
+    :attr:`TrainQuery.hard_negatives`, re-drawn at every access) and its document id as a
+    fourth label entry, so the relation provider can tell when a row's hard negative is gold
+    for *another* query of the batch (a page in ``A ∧ B`` is a hard negative of ``A ∖ B``
+    and a positive of ``A ∧ B``): such a page counts as a positive for that query instead
+    of being pushed away from it.
     """
     import datasets
 
     if not ts.queries:
         raise TrainingDataError("the training set has no queries")
     di, gi = ts.doc_index(), ts.group_index()
-    data = datasets.Dataset.from_dict(
-        {
-            "anchor": [q.text for q in ts.queries],
-            "positive": [ts.documents[q.gold[0]] for q in ts.queries],
-            "label": [
-                [i, di[q.gold[0]], gi[q.group] if q.group is not None else -1]
-                for i, q in enumerate(ts.queries)
-            ],
-        }
-    )
+    columns: dict[str, list[Any]] = {
+        "anchor": [q.text for q in ts.queries],
+        "positive": [ts.documents[q.gold[0]] for q in ts.queries],
+    }
+    labels = [
+        [i, di[q.gold[0]], gi[q.group] if q.group is not None else -1]
+        for i, q in enumerate(ts.queries)
+    ]
+    if hard_negatives:
+        # Placeholders: the transform draws the actual negative (and its id) at each access.
+        columns["negative"] = [ts.documents[q.gold[0]] for q in ts.queries]
+        labels = [label + [-1] for label in labels]
+    columns["label"] = labels
+    data = datasets.Dataset.from_dict(columns)
     return data.with_transform(PositiveResampler(ts, seed))
 
 

@@ -1,4 +1,4 @@
-"""Build (or reuse) the two held-out datasets of the experiments: generated world, WordNet.
+"""Build (or reuse) the held-out datasets of the experiments: generated world, WordNet, QUEST.
 
 Why here: both experiments need the same thing, a QUEST-format folder with
 ``documents.jsonl``, ``atoms.jsonl`` and ``train/val/test.jsonl`` whose splits share no
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DatasetSpec", "DatasetName", "prepare_dataset", "load_split", "training_set"]
 
-DatasetName = Literal["world", "wordnet"]
+DatasetName = Literal["world", "wordnet", "quest"]
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,18 @@ class DatasetSpec:
 
 
 def _manifest(folder: Path, name: DatasetName) -> Path:
-    return folder / ("world.json" if name == "world" else "wordnet.json")
+    return folder / f"{name}.json"
 
 
 def prepare_dataset(spec: DatasetSpec, folder: str | Path) -> Path:
     """Write the dataset into ``folder`` unless its manifest is already there; returns it."""
     out = Path(folder)
+    if spec.name == "quest":
+        # Real QUEST-attr: the split is by atom with seed 0 whatever the training seed, so
+        # every seed is evaluated on the same dev queries; the builder checks its source.
+        from logic_rag.finetune.data import build_quest_set
+
+        return build_quest_set(out)
     if _manifest(out, spec.name).is_file():
         return out
     if spec.name == "world":
@@ -59,7 +65,7 @@ def prepare_dataset(spec: DatasetSpec, folder: str | Path) -> Path:
 
         build_wordnet_set(out, max_docs=spec.size, seed=spec.seed)
     else:
-        raise ValueError(f"unknown dataset {spec.name!r}; use 'world' or 'wordnet'")
+        raise ValueError(f"unknown dataset {spec.name!r}; use 'world', 'wordnet' or 'quest'")
     return out
 
 

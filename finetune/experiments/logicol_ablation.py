@@ -50,13 +50,20 @@ __all__ = [
     "main",
 ]
 
-#: condition -> (loss, batching) passed to the contrastive recipe; None = no training.
-CONDITIONS: dict[str, tuple[str, str] | None] = {
+#: condition -> (loss, batching, hard negatives) for the contrastive recipe; None = no
+#: training. The hard-negative conditions add one hard-negative column per row (pages known
+#: to match only part of the query, then mined near-misses; see
+#: :mod:`logic_rag.finetune.data.hard_negatives`), a condition of its own next to LogiCoL.
+CONDITIONS: dict[str, tuple[str, str, bool] | None] = {
     "zero-shot": None,
-    "supcon": ("supcon", "random"),
-    "logicol-noconstraints": ("logicol-noconstraints", "groups"),
-    "logicol": ("logicol", "groups"),
+    "supcon": ("supcon", "random", False),
+    "logicol-noconstraints": ("logicol-noconstraints", "groups", False),
+    "logicol": ("logicol", "groups", False),
+    "supcon-hardneg": ("supcon", "random", True),
+    "logicol-hardneg": ("logicol", "groups", True),
 }
+#: The conditions of the original (world / WordNet) ablation; the QUEST run takes them all.
+CLASSIC_CONDITIONS = ("zero-shot", "supcon", "logicol-noconstraints", "logicol")
 RESULTS_VERSION = 1
 
 _NUM = {"type": ["number", "null"]}
@@ -97,7 +104,7 @@ RESULTS_SCHEMA: dict[str, Any] = {
                         "train_queries": {"type": "integer"},
                         "metrics": {
                             "type": "object",
-                            "required": ["val", "test"],
+                            "required": ["test"],
                             "additionalProperties": _SPLIT_METRICS,
                         },
                     },
@@ -113,6 +120,8 @@ class AblationConfig:
     """Everything that decides the numbers; a resumed run must have the same config."""
 
     datasets: tuple[str, ...] = ("world", "wordnet")
+    eval_splits: tuple[str, ...] = ("val", "test")
+    mined_negatives: int = 4
     world_entities: int = 2000
     wordnet_docs: int = 3000
     train_queries: int = 1000
@@ -126,7 +135,7 @@ class AblationConfig:
     alpha: float = 0.6
     seed: int = 0
     depth: int = 100
-    conditions: tuple[str, ...] = tuple(CONDITIONS)
+    conditions: tuple[str, ...] = CLASSIC_CONDITIONS
     recipe_extra: dict[str, Any] = field(default_factory=dict)
 
     def spec(self, name: str) -> DatasetSpec:
@@ -158,6 +167,20 @@ def default_config(*, quick: bool = False, datasets: Sequence[str] = ("world", "
     return AblationConfig(datasets=tuple(datasets))
 
 
+def quest_config(**changes: Any) -> AblationConfig:
+    """The real-QUEST run: every condition, evaluated on the dev part only (``test.jsonl``).
+
+    The recipe's hyper-parameters are those of the world / WordNet ablation (not tuned on
+    QUEST); 136 training queries plus Quest+Variants of the 21 atoms whose sets are complete.
+    """
+    cfg = AblationConfig(
+        datasets=("quest",),
+        eval_splits=("test",),
+        conditions=tuple(CONDITIONS),
+    )
+    return replace(cfg, **changes)
+
+
 TrainFn = Callable[..., Path]
 
 
@@ -169,7 +192,7 @@ def train_condition(
     training_set: Any,
 ) -> Path:
     """Train ``condition`` with the contrastive recipe; returns the final model folder."""
-    loss, batching = CONDITIONS[condition]  # type: ignore[misc]
+    loss, batching, hard_negatives = CONDITIONS[condition]  # type: ignore[misc]
     from logic_rag.finetune.recipes import ContrastiveArgs, train_contrastive
 
     wanted: dict[str, Any] = {
@@ -180,6 +203,7 @@ def train_condition(
         "loss": loss,
         "atoms": str(data_dir / "atoms.jsonl"),
         "batching": batching,
+        "hard_negatives": hard_negatives,
         "alpha": cfg.alpha,
         "max_steps": cfg.max_steps,
         "batch_size": cfg.batch_size,
@@ -219,12 +243,62 @@ def evaluate_model(
         if [q.text for q in grouped.queries] != [" ".join(q.query.split()) for q in queries]:
             raise RuntimeError(f"{path}: the two loaders disagree on the query order")
         vectors, run = search_queries(encoder, index, queries, depth)
-        metrics = retrieval_metrics(run, queries, atom_sets)
+        metrics = retrieval_metrics(run, queries, atom_sets, per_query=True)
         try:
             metrics.update(avg_group_sim(vectors, [q.group for q in grouped.queries]))
         except ValueError as exc:  # no group with two queries: say so, do not invent a 0
             metrics.update({"avg_group_sim": None, "avg_group_sim_note": str(exc)})
         out[split] = metrics
+    return out
+
+
+def record_card_metrics(model_dir: Path, dataset: str, metrics: dict[str, Any]) -> None:
+    """The model card of a trained condition carries its held-out numbers (no per-query rows)."""
+    from logic_rag.finetune.recipes.card import record_metrics
+
+    if not (model_dir / "logic_rag_training.json").is_file():
+        return  # a test's train_fn may return a folder without a training record
+    summary = {
+        split: {k: v for k, v in m.items() if k != "per_query"} for split, m in metrics.items()
+    }
+    record_metrics(model_dir, {"dataset": dataset, "held_out": summary})
+
+
+def hard_negative_set(
+    ts: Any, data_dir: Path, cfg: AblationConfig, *, log: Callable[[str], None] = print
+) -> Any:
+    """``ts`` with hard negatives: known from ``atoms.jsonl`` first, then mined with the base
+    encoder (cached in ``data_dir`` by base model, seed and count, so every condition and a
+    resumed run see the same ones)."""
+    import json
+
+    from logic_rag.evals.quest.data import load_atom_sets
+    from logic_rag.finetune.data import (
+        known_hard_negatives,
+        mined_hard_negatives,
+        with_hard_negatives,
+    )
+
+    known = known_hard_negatives(ts, load_atom_sets(data_dir / "atoms.jsonl"))
+    mined: dict[str, list[str]] = {}
+    if cfg.mined_negatives > 0:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in cfg.base)
+        cache = data_dir / f"mined-{safe}-s{cfg.seed}-n{cfg.mined_negatives}.json"
+        if cache.is_file():
+            mined = json.loads(cache.read_text(encoding="utf-8"))
+        else:
+            from logic_rag.finetune.experiments.search import load_encoder
+
+            encoder = load_encoder(cfg.base)
+            mined = mined_hard_negatives(ts, encoder.model, num_negatives=cfg.mined_negatives)
+            atomic_write_json(cache, mined)
+    out = with_hard_negatives(ts, known, mined)
+    n_known = sum(bool(known.get(q.query_id)) for q in ts.queries)
+    n_any = sum(bool(q.hard_negatives) for q in out.queries)
+    log(
+        f"hard negatives: {n_known} of {len(ts.queries)} queries have known ones (atom sets), "
+        f"{n_any} have some after mining ({cfg.mined_negatives} mined per query)"
+    )
     return out
 
 
@@ -247,6 +321,7 @@ def _config_json(cfg: AblationConfig) -> dict[str, Any]:
     data = asdict(cfg)
     data["datasets"] = list(cfg.datasets)
     data["conditions"] = list(cfg.conditions)
+    data["eval_splits"] = list(cfg.eval_splits)
     return data
 
 
@@ -281,6 +356,7 @@ def run_ablation(
         data_dir = prepare_dataset(cfg.spec(name), root / "data" / name)
         per_dataset = results["datasets"].setdefault(name, {})
         ts = None
+        ts_hard = None
         for condition in conditions or cfg.conditions:
             if condition not in CONDITIONS:
                 raise ValueError(f"unknown condition {condition!r}; use {list(CONDITIONS)}")
@@ -295,14 +371,21 @@ def run_ablation(
                 if ts is None:
                     ts = training_set(data_dir, variants=cfg.variants, seed=cfg.seed)
                     log(f"[{name}] training set: {len(ts.queries)} queries")
+                use = ts
+                if CONDITIONS[condition][2]:  # type: ignore[index]
+                    if ts_hard is None:
+                        ts_hard = hard_negative_set(ts, data_dir, cfg, log=log)
+                    use = ts_hard
                 model_dir = root / "models" / name / condition
-                model = str(train_fn(condition, cfg, data_dir, model_dir, ts))
+                model = str(train_fn(condition, cfg, data_dir, model_dir, use))
                 train_info = {
                     "train_wall_s": round(time.perf_counter() - wall, 1),
                     "train_cpu_s": round(time.process_time() - cpu, 1),
                     "train_queries": len(ts.queries),
                 }
-            metrics = evaluate_model(model, data_dir, depth=cfg.depth)
+            metrics = evaluate_model(model, data_dir, cfg.eval_splits, depth=cfg.depth)
+            if CONDITIONS[condition] is not None:
+                record_card_metrics(Path(model), name, metrics)
             per_dataset[condition] = {
                 "model": model,
                 **train_info,
@@ -311,7 +394,7 @@ def run_ablation(
                 "metrics": metrics,
             }
             atomic_write_json(results_path, results)
-            test = metrics["test"]
+            test = metrics[cfg.eval_splits[-1]]
             log(
                 f"[{name}] {condition}: R@20={_fmt(test['R@20'])} R@100={_fmt(test['R@100'])} "
                 f"violation={_fmt(test['violation_rate'])} "
@@ -359,6 +442,7 @@ def render_report(results: dict[str, Any], split: str = "test") -> str:
                 f"{_fmt(m['avg_group_sim'])} | {row.get('train_wall_s', '-')} |"
             )
         lines.append("")
+        lines += _template_table(per, split) + _paired_vs_zero_shot(per, split)
         if "logicol" in per and "supcon" in per:
             new, old = per["logicol"]["metrics"][split], per["supcon"]["metrics"][split]
             lines += [
@@ -371,6 +455,56 @@ def render_report(results: dict[str, Any], split: str = "test") -> str:
             verdict = acceptance(new, old)
             lines += [f"Acceptance (violation >= 20% lower, recall kept): {verdict}", ""]
     return "\n".join(lines)
+
+
+def _template_table(per: dict[str, Any], split: str) -> list[str]:
+    """R@20 per query template, one column per condition."""
+    conditions = [c for c in per if per[c]["metrics"][split].get("by_template")]
+    if not conditions:
+        return []
+    templates = sorted({t for c in conditions for t in per[c]["metrics"][split]["by_template"]})
+    lines = [
+        "R@20 per template:",
+        "",
+        "| template | n | " + " | ".join(conditions) + " |",
+        "|---|---|" + "---|" * len(conditions),
+    ]
+    for t in templates:
+        rows = [per[c]["metrics"][split]["by_template"].get(t, {}) for c in conditions]
+        n = next((r.get("n") for r in rows if r.get("n") is not None), "-")
+        lines.append(f"| {t} | {n} | " + " | ".join(_fmt(r.get("R@20")) for r in rows) + " |")
+    return lines + [""]
+
+
+def _paired_vs_zero_shot(per: dict[str, Any], split: str) -> list[str]:
+    """Each trained condition minus zero-shot, per query: mean R@20 difference, 95% paired
+    bootstrap interval, relative change, wins/losses (needs the per-query rows)."""
+    from logic_rag.evals.rag.bootstrap import paired_bootstrap
+
+    base = per.get("zero-shot", {}).get("metrics", {}).get(split, {}).get("per_query")
+    if not base:
+        return []
+    lines = [
+        "Paired against zero-shot (R@20 per query; 95% bootstrap interval of the difference):",
+        "",
+        "| condition | R@20 | difference [95% CI] | relative | wins / losses |",
+        "|---|---|---|---|---|",
+    ]
+    qids = sorted(base)
+    for condition, row in per.items():
+        other = row["metrics"][split].get("per_query")
+        if condition == "zero-shot" or not other or set(other) != set(base):
+            continue
+        a = [base[q]["R@20"] for q in qids]
+        b = [other[q]["R@20"] for q in qids]
+        d = paired_bootstrap(a, b, n_boot=5000, seed=0)
+        wins = sum(y > x for x, y in zip(a, b, strict=True))
+        losses = sum(y < x for x, y in zip(a, b, strict=True))
+        lines.append(
+            f"| {condition} | {d.mean_b:.3f} | {d.diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}] | "
+            f"{_pct(relative_change(d.mean_b, d.mean_a))} | {wins} / {losses} |"
+        )
+    return lines + [""]
 
 
 def acceptance(new: dict[str, Any], old: dict[str, Any]) -> str:
@@ -409,7 +543,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder (resumable)")
-    parser.add_argument("--dataset", choices=("world", "wordnet", "both"), default="both")
+    parser.add_argument(
+        "--dataset",
+        choices=("world", "wordnet", "both", "quest"),
+        default="both",
+        help="quest: real QUEST-attr ($LOGIC_RAG_DATA/quest/attr), split by atom, every "
+        "condition, reported on the dev part",
+    )
+    parser.add_argument("--base", help="override the base model (registry name or folder)")
+    parser.add_argument("--mined-negatives", type=int, help="mined hard negatives per query")
     parser.add_argument("--quick", action="store_true", help="small data and few steps")
     parser.add_argument("--steps", type=int, help="override max_steps")
     parser.add_argument("--batch-size", type=int, help="override the batch size")
@@ -430,13 +572,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     datasets = ("world", "wordnet") if args.dataset == "both" else (args.dataset,)
-    cfg = default_config(quick=args.quick, datasets=datasets)
+    if args.dataset == "quest":
+        cfg = quest_config()
+    else:
+        cfg = default_config(quick=args.quick, datasets=datasets)
     overrides = {
         "max_steps": args.steps,
         "batch_size": args.batch_size,
         "alpha": args.alpha,
         "lr": args.lr,
         "seed": args.seed,
+        "base": args.base,
+        "mined_negatives": args.mined_negatives,
     }
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
     if args.no_variants:

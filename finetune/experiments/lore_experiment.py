@@ -46,6 +46,7 @@ class LoreConfig:
     batch_size: int = 16
     lr: float = 5e-5  # the recipe's default (LoreArgs)
     seed: int = 0
+    eval_splits: tuple[str, ...] = ("val", "test")
 
     def spec(self) -> DatasetSpec:
         """The data build."""
@@ -122,6 +123,7 @@ def run_lore_experiment(
     root.mkdir(parents=True, exist_ok=True)
     results_path = root / "results.json"
     config = asdict(cfg)
+    config["eval_splits"] = list(cfg.eval_splits)  # as JSON reads it back on resume
     if results_path.is_file():
         done = json.loads(results_path.read_text(encoding="utf-8"))
         if done.get("config") != config:
@@ -136,7 +138,7 @@ def run_lore_experiment(
     start = time.perf_counter()
     base = load_encoder(cfg.base)
     index = DocumentIndex(list(documents), list(documents.values()), base)
-    splits = {s: load_split(data_dir, s) for s in ("val", "test")}
+    splits = {s: load_split(data_dir, s) for s in cfg.eval_splits}
     results: dict[str, Any] = {
         "config": config,
         "index": {"documents": len(documents), "encoder": base.name},
@@ -186,7 +188,7 @@ def render_report(results: dict[str, Any]) -> str:
         "| split | metric | base | LORE | relative change |",
         "|---|---|---|---|---|",
     ]
-    for split in ("val", "test"):
+    for split in results["base"]:
         for kind in ("distractor", "positive"):
             for k in KS:
                 key = f"R@{k}"
@@ -214,7 +216,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder (resumable)")
-    parser.add_argument("--dataset", choices=("world", "wordnet"), default="world")
+    parser.add_argument(
+        "--dataset",
+        choices=("world", "wordnet", "quest"),
+        default="world",
+        help="quest: real QUEST-attr, distractors = pages known in some of a query's atoms "
+        "but not gold; evaluated on the dev part only",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--steps", type=int)
     parser.add_argument("--batch-size", type=int)
@@ -224,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = LoreConfig(dataset=args.dataset)
     if args.dataset == "wordnet":
         cfg = replace(cfg, size=3000)
+    if args.dataset == "quest":
+        cfg = replace(cfg, eval_splits=("test",))
     if args.quick:
         cfg = quick_config(cfg)
     overrides = {

@@ -53,8 +53,11 @@ def retrieval_metrics(
     atom_sets: Mapping[str, Set[str]] | None,
     *,
     ks: Sequence[int] = ABLATION_KS,
+    per_query: bool = False,
 ) -> dict[str, Any]:
-    """``{"R@20", "R@100", "violation_rate", "n", "n_violation", "by_template"}`` of a run.
+    """``{"R@20", "R@100", "violation_rate", "pairwise_order", "n", "n_violation",
+    "by_template"}`` of a run (and ``per_query`` rows with ``per_query=True``, for paired
+    tests without searching again).
 
     ``queries`` are :class:`logic_rag.evals.quest.data.QuestQuery`; ``run`` maps query id to
     ``[(doc_id, score), ...]`` best first. ``violation_rate`` is ``None`` when no query has a
@@ -63,14 +66,21 @@ def retrieval_metrics(
     from logic_rag.evals.quest.metrics import evaluate_run
 
     result = evaluate_run(run, list(queries), atom_sets, ks=ks, mrecall_ks=(), set_cutoff=None)
-    keep = [f"R@{k}" for k in ks] + ["violation_rate", "n"]
-    out: dict[str, Any] = {name: result["all"][name] for name in keep}
+    keep = [f"R@{k}" for k in ks] + ["violation_rate", "pairwise_order", "n"]
+    out: dict[str, Any] = {name: result["all"].get(name) for name in keep}
     out["n_violation"] = sum(
         row["violation_rate"] is not None for row in result["per_query"].values()
     )
     out["by_template"] = {
-        t: {name: agg[name] for name in keep} for t, agg in sorted(result["by_template"].items())
+        t: {name: agg.get(name) for name in keep}
+        for t, agg in sorted(result["by_template"].items())
     }
+    if per_query:
+        out["per_query"] = {
+            qid: {name: row.get(name) for name in keep if name != "n"}
+            | {"template": row.get("template")}
+            for qid, row in result["per_query"].items()
+        }
     return out
 
 

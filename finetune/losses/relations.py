@@ -36,6 +36,7 @@ __all__ = [
     "LABEL_QUERY_ID",
     "LABEL_DOC_ID",
     "LABEL_GROUP_ID",
+    "LABEL_NEGATIVE_DOC_ID",
     "BatchRelations",
     "RelationProvider",
     "GoldSetRelations",
@@ -49,6 +50,8 @@ LABEL_DOC_ID = 1
 """Position of the id of the row's positive document in the label column."""
 LABEL_GROUP_ID = 2
 """Position of the logical-group id (queries sharing atoms) in the label column."""
+LABEL_NEGATIVE_DOC_ID = 3
+"""Position of the id of the row's hard-negative document (when the batch has that column)."""
 
 
 class RelationError(LogicRagError, ValueError):
@@ -181,6 +184,17 @@ class GoldSetRelations:
             gold.append(self.gold_sets[q])
         n = len(rows)
         positive = torch.tensor([[dids[j] in gold[i] for j in range(n)] for i in range(n)])
+        if all(len(r) > LABEL_NEGATIVE_DOC_ID for r in rows):
+            # A hard-negative column (the trainer concatenates it after the positives): its
+            # document is a negative of its own row's query but may be gold for another.
+            nids = [int(r[LABEL_NEGATIVE_DOC_ID]) for r in rows]
+            for i, (q, nd) in enumerate(zip(qids, nids, strict=True)):
+                if nd in self.gold_sets[q]:
+                    raise RelationError(
+                        f"batch row {i}: hard negative {nd} is in the gold set of query {q}"
+                    )
+            negative = torch.tensor([[nids[j] in gold[i] for j in range(n)] for i in range(n)])
+            positive = torch.cat([positive, negative], dim=1)
         subset = torch.tensor(
             [[(qids[i], qids[j]) in self.subset_pairs for j in range(n)] for i in range(n)]
         )

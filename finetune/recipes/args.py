@@ -105,6 +105,8 @@ class ContrastiveArgs:
     resume: bool = True
     max_seq_length: int = 128
     warmup_ratio: float = 0.1
+    hard_negatives: bool = False
+    mined_negatives: int = 4
 
     @property
     def effective_batching(self) -> str:
@@ -123,6 +125,8 @@ class ContrastiveArgs:
             raise RecipeArgsError(f"--batching {self.batching!r}: choose groups or random")
         if not 0.0 <= self.alpha <= 1.0:
             raise RecipeArgsError(f"--alpha {self.alpha}: the share of random queries, in [0, 1]")
+        if self.mined_negatives < 0:
+            raise RecipeArgsError("--mined-negatives must be >= 0")
         if self.mini_batch_size < 1 or self.save_total_limit < 1:
             raise RecipeArgsError("--mini-batch-size and --save-total-limit must be >= 1")
         if min(self.lambda_subset, self.lambda_exclusion) < 0:

@@ -94,3 +94,15 @@ def write_card(folder: str | os.PathLike[str], info: dict[str, Any]) -> None:
     root = Path(folder)
     atomic_write_json(root / TRAINING_JSON, json.loads(json.dumps(info, default=str)))
     atomic_write_text(root / CARD_FILE, render_card(info))
+
+
+def record_metrics(folder: str | os.PathLike[str], metrics: dict[str, Any]) -> None:
+    """Put ``metrics`` (measured after training, e.g. by an experiment) into the card of the
+    model in ``folder``; the training record is kept, only its ``metrics`` change."""
+    root = Path(folder)
+    path = root / TRAINING_JSON
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: {root} is not a model this package trained")
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info["metrics"] = metrics
+    write_card(root, info)

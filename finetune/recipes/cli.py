@@ -57,6 +57,10 @@ _HELP = {
     "nli_limit": "at most this many NLI pairs",
     "max_length": "tokens per (constraint, page) pair",
     "random_per_positive": "same-domain random negatives per positive",
+    "hard_negatives": "add one hard-negative column per row: pages of the query's atoms known "
+    "to be outside its gold set (needs --atoms), then --mined-negatives near-misses of the base "
+    "model (sentence-transformers mine_hard_negatives, known positives excluded)",
+    "mined_negatives": "mined hard negatives per query with --hard-negatives (0: known only)",
 }
 
 

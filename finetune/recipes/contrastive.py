@@ -27,7 +27,7 @@ from .training import (
 if TYPE_CHECKING:
     from logic_rag.finetune.data import TrainingSet
 
-__all__ = ["build_contrastive_loss", "train_contrastive"]
+__all__ = ["add_hard_negatives", "build_contrastive_loss", "train_contrastive"]
 
 
 def build_contrastive_loss(args: ContrastiveArgs, model: Any, relations: Any) -> Any:
@@ -57,6 +57,26 @@ def build_contrastive_loss(args: ContrastiveArgs, model: Any, relations: Any) ->
         gather_across_devices=args.gather_across_devices,
         **kwargs,
     )
+
+
+def add_hard_negatives(ts: TrainingSet, args: ContrastiveArgs, model: Any) -> TrainingSet:
+    """Known hard negatives from ``--atoms`` (when given) then ``--mined-negatives`` mined
+    with ``model`` (the base, before training)."""
+    from logic_rag.finetune.data import (
+        known_hard_negatives,
+        mined_hard_negatives,
+        with_hard_negatives,
+    )
+
+    known: dict[str, list[str]] = {}
+    if args.atoms is not None:
+        from logic_rag.evals.quest.data import load_atom_sets
+
+        known = known_hard_negatives(ts, load_atom_sets(args.atoms))
+    mined: dict[str, list[str]] = {}
+    if args.mined_negatives > 0:
+        mined = mined_hard_negatives(ts, model, num_negatives=args.mined_negatives)
+    return with_hard_negatives(ts, known, mined)
 
 
 def _batch_sampler(args: ContrastiveArgs) -> Any:
@@ -90,9 +110,11 @@ def train_contrastive(
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ts = training_set if training_set is not None else load_training_set(args)
-    relations = ts.relations()
-    dataset = to_contrastive_dataset(ts, seed=args.seed)
     model, fingerprint = load_base_model(args)
+    if args.hard_negatives and not any(q.hard_negatives for q in ts.queries):
+        ts = add_hard_negatives(ts, args, model)
+    relations = ts.relations()
+    dataset = to_contrastive_dataset(ts, seed=args.seed, hard_negatives=args.hard_negatives)
     info = base_info(args, args.loss, fingerprint)
     loss = build_contrastive_loss(args, model, relations)
     subset_pairs, exclusion_pairs = ts.relation_pairs()
@@ -105,6 +127,12 @@ def train_contrastive(
     }
     info["loss"] = {"class": type(loss).__name__, "config": loss.get_config_dict()}
     info["batching"] = {"kind": args.effective_batching, "alpha": args.alpha}
+    if args.hard_negatives:
+        info["hard_negatives"] = {
+            "queries_with_some": sum(bool(q.hard_negatives) for q in ts.queries),
+            "total": sum(len(q.hard_negatives) for q in ts.queries),
+            "mined_per_query": args.mined_negatives,
+        }
     trainer = SentenceTransformerTrainer(
         model=model,
         args=training_arguments(args, out, batch_sampler=_batch_sampler(args)),

@@ -63,7 +63,7 @@ def test_harness_schema_report_and_resume(tmp_path: Path, fake_eval: list[str]) 
     on_disk = json.loads((tmp_path / "results.json").read_text())
     assert on_disk == results
     jsonschema.validate(on_disk, ab.RESULTS_SCHEMA)
-    assert list(on_disk["datasets"]["world"]) == list(ab.CONDITIONS)
+    assert list(on_disk["datasets"]["world"]) == list(ab.CLASSIC_CONDITIONS)
     # Every trained condition got the same training set; zero-shot was not trained.
     assert [c for c, _ in trained] == ["supcon", "logicol-noconstraints", "logicol"]
     assert len({n for _, n in trained}) == 1
@@ -135,3 +135,16 @@ def test_recipe_overrides_are_typed_and_checked():
     for bad in ("nonsense=1", "exclusion_temperature"):
         with pytest.raises(SystemExit, match="FIELD=VALUE"):
             _recipe_extra([bad])
+
+
+def test_quest_config_runs_every_condition_on_dev_and_resumes_with_its_config() -> None:
+    import json
+
+    cfg = ab.quest_config()
+    assert cfg.datasets == ("quest",) and cfg.eval_splits == ("test",)
+    assert list(cfg.conditions) == list(ab.CONDITIONS)
+    assert {"supcon-hardneg", "logicol-hardneg"} <= set(cfg.conditions)
+    # What results.json stores must compare equal after a JSON round trip (resume).
+    data = ab._config_json(cfg)
+    assert json.loads(json.dumps(data)) == data
+    assert ab.CONDITIONS["logicol-hardneg"] == ("logicol", "groups", True)

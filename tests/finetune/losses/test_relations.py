@@ -64,3 +64,24 @@ def test_default_relations_are_one_positive_per_query() -> None:
     rel = resolve_relations(None, None, 4, 8, "cpu")
     assert rel.positive[:, :4].equal(torch.eye(4, dtype=torch.bool))
     assert not rel.positive[:, 4:].any()
+
+
+def test_labelled_hard_negative_columns_are_positive_where_gold_brute_force() -> None:
+    """A row's hard negative (4th label entry) is a column after the positives: negative for
+    its own query, but positive for any query of the batch whose gold set holds it."""
+    provider = GoldSetRelations(GOLD, SUBSET, EXCLUSION)
+    rows = [[10, 1, 0, 4], [11, 2, 0, 3], [12, 4, 1, 1], [13, 5, 1, 6]]
+    rel = provider(torch.tensor(rows)).checked(4, 8, "cpu")
+    assert rel.positive.shape == (4, 8)
+    for i, (qi, _, _, _) in enumerate(rows):
+        for j, (_, dj, _, nj) in enumerate(rows):
+            assert bool(rel.positive[i, j]) == (dj in GOLD[qi])
+            assert bool(rel.positive[i, 4 + j]) == (nj in GOLD[qi])
+        assert not rel.positive[i, 4 + i]  # never positive for its own query
+    # Document 4 is row 0's hard negative and gold for queries 12 and 13.
+    assert rel.positive[:, 4].tolist() == [False, False, True, True]
+
+
+def test_hard_negative_in_its_own_gold_set_is_refused() -> None:
+    with pytest.raises(RelationError, match="hard negative 2 is in the gold set of query 10"):
+        GoldSetRelations(GOLD)(torch.tensor([[10, 1, 0, 2]]))

@@ -238,3 +238,38 @@ def test_variants_flag_adds_quest_variants_of_train_atoms_only(world):
     for q in extra:
         assert q.logical_query is not None
         assert {a.text for a in atoms(q.logical_query)} <= train_atoms
+
+
+def test_hard_negatives_flag_trains_with_a_negative_column(world, tmp_path):
+    """--hard-negatives: known ones from the atoms plus mined ones, one column per row, the
+    real trainer runs, and the card says how many queries had some."""
+    args = ContrastiveArgs(
+        train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"),
+        out=str(tmp_path / "hn"), atoms=str(world / "atoms.jsonl"), max_steps=2,
+        batch_size=8, max_seq_length=64, limit=24, hard_negatives=True, mined_negatives=2,
+        loss="logicol",
+    )  # fmt: skip
+    model_dir = train_contrastive(args)
+    info = json.loads((model_dir / "logic_rag_training.json").read_text())
+    assert info["hard_negatives"]["queries_with_some"] == 24
+    assert info["hard_negatives"]["total"] >= 24 and info["hard_negatives"]["mined_per_query"] == 2
+    assert (model_dir / "model.safetensors").is_file()
+
+
+def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_run, tmp_path):
+    import shutil
+
+    from logic_rag.finetune.recipes.card import record_metrics
+
+    model = tmp_path / "copy"
+    shutil.copytree(logicol_run["model"], model)
+    before = json.loads((model / "logic_rag_training.json").read_text())
+    record_metrics(model, {"held_out": {"test": {"R@20": 0.42}}})
+    after = json.loads((model / "logic_rag_training.json").read_text())
+    assert after["metrics"] == {"held_out": {"test": {"R@20": 0.42}}}
+    assert {k: v for k, v in after.items() if k != "metrics"} == {
+        k: v for k, v in before.items() if k != "metrics"
+    }
+    assert '"R@20": 0.42' in (model / "README.md").read_text()
+    with pytest.raises(FileNotFoundError, match="not a model this package trained"):
+        record_metrics(tmp_path, {})

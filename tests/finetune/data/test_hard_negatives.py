@@ -1,0 +1,110 @@
+"""Hard negatives: known ones from the atoms' sets (brute force), mined ones, the dataset
+column and its labels."""
+
+from __future__ import annotations
+
+import pytest
+
+from logic_rag.finetune.data import (
+    TrainingSet,
+    TrainQuery,
+    known_hard_negatives,
+    to_contrastive_dataset,
+    with_hard_negatives,
+)
+from logic_rag.query.algebra import And, Atom, Not, Or, atoms, negated_atoms
+
+DOCS = {f"d{i}": f"document number {i}" for i in range(12)}
+SETS = {
+    "A": {"d0", "d1", "d2", "d3"},
+    "B": {"d2", "d3", "d4", "d5"},
+    "C": {"d6", "d7"},
+}
+
+
+def _ts() -> TrainingSet:
+    a, b, c = Atom("A"), Atom("B"), Atom("C")
+    queries = [
+        TrainQuery("and", "A that are also B", ("d2", "d3"), "g", And((a, b))),
+        TrainQuery("not", "A that are not B", ("d0", "d1"), "g", And((a, Not(b)))),
+        TrainQuery("or", "A or C", ("d0", "d1", "d2", "d3", "d6", "d7"), None, Or((a, c))),
+        TrainQuery("plain", "no logic", ("d9",), None, None),
+    ]
+    return TrainingSet(queries, dict(DOCS))
+
+
+def _brute(q: TrainQuery) -> list[str]:
+    if q.logical_query is None:
+        return []
+    negated = {x.text for x in negated_atoms(q.logical_query)}
+    names = [x.text for x in atoms(q.logical_query)]
+    out = []
+    for doc in sorted(DOCS):
+        if doc in q.gold:
+            continue
+        in_neg = any(doc in SETS[n] for n in names if n in negated)
+        hits = sum(doc in SETS[n] for n in names if n not in negated)
+        if in_neg or hits:
+            out.append((-int(in_neg), -hits, doc))
+    return [d for _, _, d in sorted(out)]
+
+
+def test_known_hard_negatives_match_brute_force() -> None:
+    ts = _ts()
+    known = known_hard_negatives(ts, SETS)
+    for q in ts.queries:
+        assert known.get(q.query_id, []) == _brute(q), q.query_id
+    # "A but not B": the pages known in B come first; "A and B": pages in only one atom.
+    assert known["not"][:2] == ["d2", "d3"] and set(known["not"]) == {"d2", "d3", "d4", "d5"}
+    assert set(known["and"]) == {"d0", "d1", "d4", "d5"}
+    assert "or" not in known and "plain" not in known  # a complete union has no known outsider
+
+
+def test_limit_and_merge_never_keep_gold() -> None:
+    ts = _ts()
+    assert len(known_hard_negatives(ts, SETS, limit=1)["not"]) == 1
+    merged = with_hard_negatives(ts, {"not": ["d2", "d0"]}, {"not": ["d2", "d11"]})
+    by_id = {q.query_id: q for q in merged.queries}
+    assert by_id["not"].hard_negatives == ("d2", "d11")  # d0 is gold, d2 once
+    assert by_id["and"].hard_negatives == ()
+
+
+def test_dataset_negative_column_and_labels() -> None:
+    ts = with_hard_negatives(_ts(), known_hard_negatives(_ts(), SETS))
+    data = to_contrastive_dataset(ts, seed=3, hard_negatives=True)
+    assert data.column_names == ["anchor", "positive", "negative", "label"]
+    texts = list(ts.documents.values())
+    ids = list(ts.documents)
+    seen: dict[int, set[str]] = {}
+    for _ in range(6):
+        for row in data:
+            qi, pos, _group, neg = row["label"]
+            q = ts.queries[qi]
+            assert ids[pos] in q.gold and row["positive"] == texts[pos]
+            assert ids[neg] not in q.gold and row["negative"] == texts[neg]
+            if q.hard_negatives:
+                assert ids[neg] in q.hard_negatives
+            seen.setdefault(qi, set()).add(ids[neg])
+    # Every known hard negative of "not" is visited within a few passes.
+    assert seen[1] == {"d2", "d3", "d4", "d5"}
+    assert to_contrastive_dataset(ts, seed=3).column_names == ["anchor", "positive", "label"]
+
+
+def test_mined_negatives_exclude_gold_and_known_positives() -> None:
+    pytest.importorskip("sentence_transformers")
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.finetune.data import mined_hard_negatives
+
+    docs = {
+        "cat1": "Cats are small domestic felines that purr.",
+        "cat2": "A kitten is a young cat.",
+        "cat3": "Lions and tigers are big cats.",
+        "dog1": "Dogs are loyal domestic canines.",
+        "car1": "A car is a motor vehicle with four wheels.",
+        "sea1": "The ocean covers most of the planet.",
+    }
+    ts = TrainingSet([TrainQuery("q", "small cats", ("cat1", "cat2"))], docs)
+    model = DenseEncoder("minilm").model
+    mined = mined_hard_negatives(ts, model, num_negatives=3, known_positives={"q": {"cat3"}})
+    assert mined["q"] and not set(mined["q"]) & {"cat1", "cat2", "cat3"}
+    assert len(mined["q"]) <= 3
