@@ -96,7 +96,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from logic_rag.logic_retriever import LogicRetriever
 
     query = check_unicode(args.query, "the query")  # undecodable command-line bytes
-    retriever = LogicRetriever.load(args.index_dir, model=args.model)
+    retriever = LogicRetriever.load(args.index_dir, model=args.model, store_uri=args.store_uri)
     if args.decomposer != "rules":
         from logic_rag.query.auto import make_decomposer
 
@@ -393,6 +393,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="search an index folder")
     p.add_argument("index_dir", help="folder written by `logic-rag index`")
+    p.add_argument(
+        "--store-uri",
+        default=None,
+        metavar="URI",
+        help="the Milvus store of an index built with --store: needed for a server "
+        "(http(s)://HOST:PORT; a server named only by the folder is not contacted) or when "
+        "the store moved",
+    )
     p.add_argument("query", help="the query text")
     p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
     p.add_argument("--json", action="store_true", help='print [{"id","title","score","text"}]')

@@ -198,8 +198,28 @@ def location_from_manifest(
 def open_from_manifest(
     folder: Path, manifest: Mapping[str, Any], *, uri: str | None, token: str | None
 ) -> tuple[MilvusDenseIndex, MilvusPassages | None]:
-    """Open the store an index folder's manifest names, checked against that manifest."""
+    """Open the store an index folder's manifest names, checked against that manifest.
+
+    An index folder may come from anywhere, so what its manifest names is not trusted on
+    its own: a Milvus *server* named only by the manifest is never contacted (that would
+    send ``$LOGIC_RAG_MILVUS_TOKEN`` to whatever host the file names); the caller must name
+    it (``store_uri=`` / ``logic-rag search --store-uri``). A Milvus Lite file named by the
+    manifest must already exist: opening an index never creates a file elsewhere.
+    """
     location, entry = location_from_manifest(folder, manifest.get("store"), uri)
+    if uri is None and location.uri.startswith(("http://", "https://")):
+        raise StoreError(
+            f"{folder / 'manifest.json'} keeps its vectors on the Milvus server "
+            f"{location.uri}; a server named only by an index folder is not contacted. "
+            f"If you trust it, pass store_uri={location.uri!r} (CLI: --store-uri "
+            f"{location.uri})"
+        )
+    if uri is None and not Path(location.uri).exists():
+        raise StoreError(
+            f"{folder / 'manifest.json'} keeps its vectors in the Milvus Lite store "
+            f"{location.uri}, which does not exist; pass store_uri= (CLI: --store-uri) if it "
+            f"moved, or rebuild the index"
+        )
     model = manifest.get("model") or {}
     expected = {
         "build_id": entry["build_id"],

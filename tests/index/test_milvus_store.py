@@ -296,3 +296,38 @@ def test_cli_index_store_then_search(tmp_path, capsys):
     assert cli.main(args + ["--store", f"milvus://{tmp_path}/cli.db"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert cli.main(args + ["--collection", "x"]) == 2  # --collection without --store
+
+
+def _edit_store_uri(folder, uri: str) -> None:
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["store"]["uri"] = uri
+    path.write_text(json.dumps(manifest))
+
+
+def test_hostile_manifest_server_is_never_contacted(local, tmp_path, monkeypatch):
+    """A folder whose manifest names a server does not make us connect (and send the
+    token there); the user has to name the server."""
+    import pymilvus
+
+    milvus = local.to_store(f"milvus://{tmp_path}/s.db", collection="hostile")
+    folder = milvus.save(tmp_path / "idx")
+    _edit_store_uri(folder, "http://evil.example:19530")
+    monkeypatch.setenv("LOGIC_RAG_MILVUS_TOKEN", "secret")
+
+    def no_connection(*args, **kwargs):
+        raise AssertionError("a server named only by the manifest was contacted")
+
+    monkeypatch.setattr(pymilvus, "MilvusClient", no_connection)
+    with pytest.raises(StoreError, match="not contacted.*--store-uri"):
+        LogicRetriever.load(folder)
+
+
+def test_hostile_manifest_lite_path_is_never_created(local, tmp_path):
+    milvus = local.to_store(f"milvus://{tmp_path}/s.db", collection="nofile")
+    folder = milvus.save(tmp_path / "idx")
+    target = tmp_path / "elsewhere" / "planted.db"
+    _edit_store_uri(folder, str(target))
+    with pytest.raises(StoreError, match="does not exist"):
+        LogicRetriever.load(folder)
+    assert not target.exists() and not target.parent.exists()
