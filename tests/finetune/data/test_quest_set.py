@@ -62,6 +62,11 @@ def test_atom_sets_of_a_tiny_record_set() -> None:
             "docs": ["c"],
             "metadata": {"template": "_ that are also _", "domain": "birds"},
         },
+        {
+            "original_query": "<mark>Red birds</mark> that are not <mark>Big birds</mark>",
+            "docs": ["a"],
+            "metadata": {"template": "_ that are not _", "domain": "birds"},
+        },
     ]
     rows = {r["atom"]: r for r in quest_atom_sets(records, {"a", "b", "c"}, "train")}
     assert rows["Red birds"] == {
@@ -69,8 +74,11 @@ def test_atom_sets_of_a_tiny_record_set() -> None:
         "domain": "birds",
         "docs": ["a", "b"],
         "complete": True,
+        "inferred": 0,
         "split": "train",
     }
+    # "Red birds that are not Big birds" keeps only a: b, known red, must be big.
+    assert rows["Big birds"]["docs"] == ["b"] and rows["Big birds"]["inferred"] == 1
     assert rows["Owls"]["docs"] == ["c"] and not rows["Owls"]["complete"]
     assert rows["Owls"]["split"] == "train-partial"
     dev = {r["atom"]: r for r in quest_atom_sets(records, {"a", "b", "c"}, "test")}
