@@ -121,7 +121,11 @@ def test_real_tiny_ablation_end_to_end(tmp_path: Path) -> None:
     # Two steps at lr 2e-5 move the model, but not far: recall stays in the same region.
     tuned = world["logicol"]["metrics"]["test"]
     assert abs(tuned["R@100"] - zero["R@100"]) < 0.2
-    assert (tmp_path / "report.md").read_text().count("| logicol") == 2
+    report = (tmp_path / "report.md").read_text()
+    main_table, _, rest = report.partition("R@20 per template")
+    assert main_table.count("| logicol") == 2  # logicol-noconstraints and logicol rows
+    paired = rest.split("Paired against zero-shot", 1)[1]
+    assert paired.count("| logicol") == 2 and "| supcon |" in paired
 
 
 def test_recipe_overrides_are_typed_and_checked():
