@@ -220,13 +220,19 @@ def evaluate_model(
     splits: Sequence[str] = ("val", "test"),
     *,
     depth: int = 100,
+    base: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """R@20, R@100, violation rate and AvgGroupSim of ``model`` on each split."""
+    """R@20, R@100, violation rate and AvgGroupSim of ``model`` on each split.
+
+    Document embeddings of the ``base`` model (``model == base``) and of the base of a
+    query-only model are cached under ``data_dir/embeddings``; a fully tuned model's are not.
+    """
     from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
     from logic_rag.finetune.data import load_documents_map, load_quest_training_set
     from logic_rag.finetune.experiments.metrics import avg_group_sim, retrieval_metrics
     from logic_rag.finetune.experiments.search import (
         DocumentIndex,
+        document_encoder_of,
         load_encoder,
         search_queries,
     )
@@ -234,7 +240,15 @@ def evaluate_model(
     documents = load_documents_map(data_dir / "documents.jsonl")
     atom_sets = load_atom_sets(data_dir / "atoms.jsonl")
     encoder = load_encoder(model)
-    index = DocumentIndex(list(documents), list(documents.values()), encoder)
+    # A query-only model searches documents embedded by its base: one cached encoding
+    # serves zero-shot and every query-only condition.
+    doc_encoder = document_encoder_of(encoder)
+    index = DocumentIndex(
+        list(documents),
+        list(documents.values()),
+        doc_encoder,
+        cache_dir=data_dir / "embeddings" if doc_encoder is not encoder or model == base else None,
+    )
     out: dict[str, dict[str, Any]] = {}
     for split in splits:
         path = data_dir / f"{split}.jsonl"
@@ -383,7 +397,9 @@ def run_ablation(
                     "train_cpu_s": round(time.process_time() - cpu, 1),
                     "train_queries": len(ts.queries),
                 }
-            metrics = evaluate_model(model, data_dir, cfg.eval_splits, depth=cfg.depth)
+            metrics = evaluate_model(
+                model, data_dir, cfg.eval_splits, depth=cfg.depth, base=cfg.base
+            )
             if CONDITIONS[condition] is not None:
                 record_card_metrics(Path(model), name, metrics)
             per_dataset[condition] = {

@@ -111,6 +111,8 @@ class LogiCoLLoss(MultiPositiveSupConLoss):
         gather_across_devices: gather the global batch across DDP ranks, as in
             :class:`~logic_rag.finetune.losses.supcon.MultiPositiveSupConLoss`; the subset and
             exclusion pairs are then found among all queries of the global batch.
+        frozen_documents: tune the query side only, documents on a frozen copy of the base
+            (see :class:`~logic_rag.finetune.losses.supcon.MultiPositiveSupConLoss`).
 
     Inputs: ``(query, positive)`` pairs (+ optional hard-negative columns); label column
     ``[query_id, positive_doc_id, group_id]``. Use with
@@ -129,12 +131,14 @@ class LogiCoLLoss(MultiPositiveSupConLoss):
         subset_margin: float = 0.2,
         exclusion_temperature: float = 1.0,
         gather_across_devices: bool = False,
+        frozen_documents: bool = False,
     ) -> None:
         super().__init__(
             model,
             temperature=temperature,
             relations=relations,
             gather_across_devices=gather_across_devices,
+            frozen_documents=frozen_documents,
         )
         if exclusion_temperature <= 0:
             raise ValueError(f"exclusion_temperature must be > 0, got {exclusion_temperature}")

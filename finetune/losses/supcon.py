@@ -17,6 +17,7 @@ loss reduces when every query has just its own positive.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -75,6 +76,11 @@ class MultiPositiveSupConLoss(nn.Module):
             with the documents of the global batch; every rank then returns the loss of the
             global batch (see :mod:`logic_rag.finetune.losses.distributed` for why this gives
             the single-process gradient). No effect without an initialised process group.
+        frozen_documents: train the query side only: every document column is embedded by a
+            frozen copy of ``model`` taken now (under ``no_grad``, in eval mode), so an index
+            built with the base model keeps serving the tuned query encoder. This is the
+            affordable way to tune a large encoder (EmbeddingGemma) on CPU: documents cost a
+            forward pass, and re-encoding the corpus after training is not needed.
 
     Inputs: ``(query, positive)`` pairs, optionally followed by hard-negative columns, which are
     negatives for every query. Labels: ``[query_id, positive_doc_id, group_id]`` per row when a
@@ -87,6 +93,7 @@ class MultiPositiveSupConLoss(nn.Module):
         relations: RelationProvider | None = None,
         temperature: float = 0.05,
         gather_across_devices: bool = False,
+        frozen_documents: bool = False,
     ) -> None:
         super().__init__()
         if temperature <= 0:
@@ -95,9 +102,32 @@ class MultiPositiveSupConLoss(nn.Module):
         self.temperature = float(temperature)
         self.relations = relations
         self.gather_across_devices = bool(gather_across_devices)
+        self.frozen_documents = bool(frozen_documents)
+        self.document_model: Any = None
+        if self.frozen_documents:
+            # Taken before any step (and before a resumed checkpoint is loaded into ``model``).
+            doc_model = copy.deepcopy(model)
+            doc_model.requires_grad_(False)
+            doc_model.eval()
+            # Kept out of ``nn.Module`` registration: it must not be saved, moved to another
+            # dtype by the trainer or handed to the optimiser.
+            object.__setattr__(self, "document_model", doc_model)
+
+    def train(self, mode: bool = True) -> MultiPositiveSupConLoss:
+        """Switch the trained side; a frozen document encoder always stays in eval mode."""
+        super().train(mode)
+        if self.document_model is not None:
+            self.document_model.eval()
+        return self
 
     def embed(self, sentence_features: Iterable[dict[str, Tensor]]) -> list[Tensor]:
-        return [self.model(f)["sentence_embedding"] for f in sentence_features]
+        features = list(sentence_features)
+        if self.document_model is None:
+            return [self.model(f)["sentence_embedding"] for f in features]
+        out = [self.model(features[0])["sentence_embedding"]] if features else []
+        with torch.no_grad():
+            out += [self.document_model(f)["sentence_embedding"] for f in features[1:]]
+        return out
 
     def batch_relations(
         self, labels: Any, num_queries: int, num_docs: int, device: Any
@@ -128,6 +158,7 @@ class MultiPositiveSupConLoss(nn.Module):
             "temperature": self.temperature,
             "relations": repr(self.relations),
             "gather_across_devices": self.gather_across_devices,
+            "frozen_documents": self.frozen_documents,
         }
 
     @property

@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "train_contrastive": "contrastive",
     "build_contrastive_loss": "contrastive",
     "train_lore": "lore",
-    "ENCODER_JSON": "lore",
+    "ENCODER_JSON": "training",
     "latest_checkpoint": "training",
     "CARD_FILE": "card",
     "TRAINING_JSON": "card",
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from .card import CARD_FILE, TRAINING_JSON
     from .cli import main, parse_args
     from .contrastive import build_contrastive_loss, train_contrastive
-    from .lore import ENCODER_JSON, train_lore
-    from .training import latest_checkpoint
+    from .lore import train_lore
+    from .training import ENCODER_JSON, latest_checkpoint
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -74,6 +74,11 @@ class ContrastiveArgs:
     than one process: each process then contrasts its queries with the documents of all
     processes' batches (the global batch of ``batch_size * processes``), as a single process
     with that batch would. ``--no-gather-across-devices`` keeps in-batch negatives per process.
+
+    ``query_only`` trains the query encoder alone; documents are embedded by a frozen copy of
+    the base, so an index built with the base keeps serving the tuned model (the folder carries
+    ``logic_rag_encoder.json``, as a LORE model does). It is how EmbeddingGemma is tuned on
+    CPU: the document side costs a forward pass, and the corpus is never re-encoded.
     """
 
     train: str
@@ -107,6 +112,7 @@ class ContrastiveArgs:
     warmup_ratio: float = 0.1
     hard_negatives: bool = False
     mined_negatives: int = 4
+    query_only: bool = False
 
     @property
     def effective_batching(self) -> str:
@@ -135,6 +141,11 @@ class ContrastiveArgs:
             raise RecipeArgsError("--variants builds Quest+Variants from --atoms; pass --atoms")
         if self.exclusion_temperature <= 0:
             raise RecipeArgsError("--exclusion-temperature must be > 0")
+        if self.query_only and self.cached:
+            raise RecipeArgsError(
+                "--query-only and --cached do not combine: the frozen document side needs no "
+                "gradient cache; drop --cached"
+            )
         _check_common(self)
 
 

@@ -61,6 +61,8 @@ _HELP = {
     "to be outside its gold set (needs --atoms), then --mined-negatives near-misses of the base "
     "model (sentence-transformers mine_hard_negatives, known positives excluded)",
     "mined_negatives": "mined hard negatives per query with --hard-negatives (0: known only)",
+    "query_only": "train the query encoder only; documents stay on a frozen copy of the base, "
+    "so an index built with the base keeps serving the tuned model (no re-encoding)",
 }
 
 

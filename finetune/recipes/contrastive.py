@@ -20,8 +20,10 @@ from .training import (
     load_base_model,
     load_training_set,
     publish_model,
+    query_encoder_files,
     train_with_resume,
     training_arguments,
+    training_prompts,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +52,8 @@ def build_contrastive_loss(args: ContrastiveArgs, model: Any, relations: Any) ->
         kwargs = {}
     if args.cached:
         kwargs["mini_batch_size"] = args.mini_batch_size
+    if args.query_only:
+        kwargs["frozen_documents"] = True
     return cls(
         model,
         relations=relations,
@@ -133,12 +137,21 @@ def train_contrastive(
             "total": sum(len(q.hard_negatives) for q in ts.queries),
             "mined_per_query": args.mined_negatives,
         }
+    extra: dict[str, Any] = {"batch_sampler": _batch_sampler(args)}
+    prompts = training_prompts(model, dataset.column_names)
+    if prompts:
+        extra["prompts"] = prompts
+        info["prompts"] = prompts
+    extra_files = None
+    if args.query_only:
+        info["document_encoder"] = {"name": args.base, "weights_sha256": fingerprint}
+        extra_files = query_encoder_files(info["document_encoder"])
     trainer = SentenceTransformerTrainer(
         model=model,
-        args=training_arguments(args, out, batch_sampler=_batch_sampler(args)),
+        args=training_arguments(args, out, **extra),
         train_dataset=dataset,
         loss=loss,
         callbacks=list(callbacks) or None,
     )
     info["training"] = train_with_resume(trainer, args, out)
-    return publish_model(model, out, info, eval_fn=eval_fn)
+    return publish_model(model, out, info, eval_fn=eval_fn, extra_files=extra_files)

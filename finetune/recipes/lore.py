@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from logic_rag.atomic import atomic_write_json
-
 from .args import LoreArgs
 from .training import (
+    ENCODER_JSON,
     base_info,
     load_base_model,
     load_training_set,
     publish_model,
+    query_encoder_files,
     train_with_resume,
     training_arguments,
 )
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from logic_rag.finetune.data import TrainingSet
 
 __all__ = ["ENCODER_JSON", "train_lore"]
-
-ENCODER_JSON = "logic_rag_encoder.json"
 
 
 def train_lore(
@@ -86,10 +84,4 @@ def train_lore(
         callbacks=list(callbacks) or None,
     )
     info["training"] = train_with_resume(trainer, args, out)
-
-    def write_encoder_json(folder: Path) -> None:
-        atomic_write_json(
-            folder / ENCODER_JSON, {"role": "query", "document_encoder": document_encoder}
-        )
-
-    return publish_model(model, out, info, extra_files=write_encoder_json)
+    return publish_model(model, out, info, extra_files=query_encoder_files(document_encoder))

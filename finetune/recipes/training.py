@@ -18,11 +18,12 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logic_rag.atomic import atomic_write_json
 from logic_rag.models import resolve_model
 
 from .args import ContrastiveArgs, LoreArgs
@@ -33,7 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINTS_DIR",
+    "ENCODER_JSON",
     "MODEL_DIR",
+    "query_encoder_files",
+    "training_prompts",
     "file_sha256",
     "latest_checkpoint",
     "load_base_model",
@@ -48,6 +52,8 @@ __all__ = [
 
 CHECKPOINTS_DIR = "checkpoints"
 MODEL_DIR = "model"
+#: Written into a query-only model (LORE, ``--query-only``): the document encoder it serves.
+ENCODER_JSON = "logic_rag_encoder.json"
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 
 
@@ -236,6 +242,34 @@ def _publish(
     if eval_fn is not None:
         info["metrics"] = {k: v for k, v in dict(eval_fn(target)).items()}
         write_card(target, info)
+
+
+def query_encoder_files(document_encoder: dict[str, str]) -> Callable[[Path], None]:
+    """``extra_files`` for :func:`publish_model` of a query-only model: ``logic_rag_encoder.json``
+    names the document encoder (base name and weights hash) whose indexes it may search."""
+
+    def write(folder: Path) -> None:
+        atomic_write_json(
+            folder / ENCODER_JSON, {"role": "query", "document_encoder": document_encoder}
+        )
+
+    return write
+
+
+def training_prompts(model: Any, columns: Sequence[str]) -> dict[str, str] | None:
+    """The base's own ``query`` / ``document`` prompts per dataset column, or None.
+
+    Why: a model such as EmbeddingGemma is used with its prompts at search time
+    (:class:`logic_rag.encoders.dense.DenseEncoder` applies them), so it is trained with them
+    too; ``anchor`` takes the query prompt, every other text column the document prompt. A
+    model without prompts (MiniLM) trains as before.
+    """
+    prompts = getattr(model, "prompts", None) or {}
+    query, document = prompts.get("query"), prompts.get("document")
+    if not query and not document:
+        return None
+    out = {c: (query if c == "anchor" else document) or "" for c in columns if c != "label"}
+    return {c: p for c, p in out.items() if p}
 
 
 def data_files(args: ContrastiveArgs | LoreArgs) -> list[dict[str, str]]:

@@ -174,6 +174,7 @@ def test_config_and_citation(passthrough) -> None:
         "temperature": 0.05,
         "relations": "None",
         "gather_across_devices": False,
+        "frozen_documents": False,
         "exclusion_weight": 0.1,
         "subset_weight": 0.1,
         "exclusion_margin": 0.2,

@@ -87,6 +87,7 @@ def test_config_and_citation(passthrough) -> None:
         "temperature": 0.1,
         "relations": "None",
         "gather_across_devices": False,
+        "frozen_documents": False,
     }
     assert "Supervised Contrastive Learning" in loss.citation and "khosla" in loss.citation
     with pytest.raises(ValueError, match="temperature"):

@@ -273,3 +273,69 @@ def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_
     assert '"R@20": 0.42' in (model / "README.md").read_text()
     with pytest.raises(FileNotFoundError, match="not a model this package trained"):
         record_metrics(tmp_path, {})
+
+
+def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path):
+    """--query-only: LogiCoL on the query side; the folder names its document encoder, an
+    index built with the base serves it, and document embeddings do not change."""
+    from logic_rag.models import resolve_model
+    from logic_rag.retriever import Retriever
+
+    args = ContrastiveArgs(
+        train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"),
+        out=str(tmp_path / "qo"), atoms=str(world / "atoms.jsonl"), max_steps=2,
+        batch_size=8, max_seq_length=64, limit=24, lr=1e-4, query_only=True,
+    )  # fmt: skip
+    model_dir = train_contrastive(args)
+    base_fp = resolve_model("minilm").fingerprint
+    meta = json.loads((model_dir / "logic_rag_encoder.json").read_text())
+    assert meta == {
+        "role": "query",
+        "document_encoder": {"name": "minilm", "weights_sha256": base_fp},
+    }
+    info = json.loads((model_dir / "logic_rag_training.json").read_text())
+    assert info["loss"]["config"]["frozen_documents"] is True
+    assert "prompts" not in info  # MiniLM has none
+    assert "Only the query encoder was trained" in (model_dir / "README.md").read_text()
+
+    from logic_rag.corpus import load_documents
+    from logic_rag.logic_retriever import LogicRetriever
+
+    docs = list(load_documents(world / "documents.jsonl"))[:50]
+    index_dir = tmp_path / "index"
+    LogicRetriever.build(docs, model="minilm", passages=False).save(index_dir)
+    tuned = Retriever.load(index_dir, model=model_dir)
+    query = "frogs of Oceania that are not toads"
+    base = Retriever.load(index_dir)
+    assert not np.allclose(
+        tuned.encoder.encode_queries([query]), base.encoder.encode_queries([query]), atol=1e-4
+    )
+    assert len(tuned.search(query, k=5)) == 5
+
+
+def test_query_only_refuses_the_cached_loss(world):
+    from logic_rag.finetune.recipes import RecipeArgsError
+
+    args = ContrastiveArgs(
+        train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"), out="unused",
+        query_only=True, cached=True,
+    )  # fmt: skip
+    with pytest.raises(RecipeArgsError, match="--query-only and --cached"):
+        args.validate()
+
+
+def test_training_prompts_follow_the_base_model():
+    from types import SimpleNamespace
+
+    from logic_rag.finetune.recipes.training import training_prompts
+
+    gemma_like = SimpleNamespace(prompts={"query": "task: q | ", "document": "title: none | "})
+    cols = ["anchor", "positive", "negative", "label"]
+    assert training_prompts(gemma_like, cols) == {
+        "anchor": "task: q | ",
+        "positive": "title: none | ",
+        "negative": "title: none | ",
+    }
+    assert training_prompts(SimpleNamespace(prompts={}), cols) is None
+    assert training_prompts(SimpleNamespace(prompts={"query": "", "document": ""}), cols) is None
+    assert training_prompts(SimpleNamespace(prompts={"query": "q: "}), cols) == {"anchor": "q: "}
