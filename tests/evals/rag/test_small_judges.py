@@ -155,7 +155,13 @@ def test_choice_judges_map_eval_rag_metrics_to_rubrics() -> None:
     correctness = judges.score("correctness", "q?", "quality 5", reference="gold")
     assert 4.0 < correctness.score <= 5.0
     assert json.loads(correctness.raw)["rubric"] == "likert5-ref"
-    assert json.loads(judges.correctness("q?", "quality 5").raw)["rubric"] == "likert5"
+    # Without a reference: the binary rubric chosen on ALCE's dev half, P(Yes) on 1-5.
+    plain = judges.correctness("q?", "quality 5")
+    raw = json.loads(plain.raw)
+    assert raw["rubric"] == "binary"
+    assert plain.score == pytest.approx(1.0 + 4.0 * raw["score"])
+    assert 4.0 < plain.score <= 5.0
+    assert judges.correctness("q?", "quality 1").score < 1.5
     relevancy = judges.answer_relevancy("q?", "quality 1")
     assert 0.0 <= relevancy.score < 0.5 and json.loads(relevancy.raw)["rubric"] == "relevancy"
     with pytest.raises(ValueError, match="unknown judge metric"):
@@ -280,3 +286,13 @@ def test_meta_eval_judges_end_to_end_and_resumes(tmp_path: Path) -> None:
     calls = len(fake.calls)
     meta_eval_judges("fake", out, ratings_path=ratings, generator=fake, n_boot=50, limit=10)
     assert len(fake.calls) == calls  # resumed from judge_items.jsonl: nothing re-scored
+
+
+def test_rubric_scores_map_linearly_onto_the_metric_scale() -> None:
+    from logic_rag.evals.rag.small_judges import to_metric_scale
+
+    assert to_metric_scale(0.0, (0.0, 1.0), (1.0, 5.0)) == 1.0
+    assert to_metric_scale(1.0, (0.0, 1.0), (1.0, 5.0)) == 5.0
+    assert to_metric_scale(0.25, (0.0, 1.0), (1.0, 5.0)) == pytest.approx(2.0)
+    assert to_metric_scale(3.5, (1.0, 5.0), (1.0, 5.0)) == 3.5
+    assert to_metric_scale(None, (0.0, 1.0), (1.0, 5.0)) is None
