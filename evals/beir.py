@@ -21,6 +21,7 @@ def evaluate_beir(
     measures: tuple[str, ...] = DEFAULT_MEASURES,
     strategies: Sequence[str] | None = None,
     index: str | os.PathLike[str] | None = None,
+    store_uri: str | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR corpus with ``model``, search its judged queries, score with ir-measures.
 
@@ -31,7 +32,8 @@ def evaluate_beir(
     :class:`~logic_rag.logic_retriever.LogicRetriever` (sentence vectors included) and
     ``"strategies": {name: metrics}`` is added; ``metrics`` then holds the first one's.
     This is the no-regression check for queries without logic. ``index`` reuses (or
-    writes) an index folder, so a slow encoder embeds the corpus once.
+    writes) an index folder, so a slow encoder embeds the corpus once; ``store_uri`` names
+    the Milvus store of an index built with ``--store``.
     """
     import ir_measures
 
@@ -62,7 +64,7 @@ def evaluate_beir(
         from logic_rag.logic_retriever import LogicRetriever
 
         if index is not None and Path(index, "manifest.json").is_file():
-            logic = LogicRetriever.load(index, model=model)
+            logic = LogicRetriever.load(index, model=model, store_uri=store_uri)
         else:
             logic = LogicRetriever.build(data.corpus, model=model, show_progress_bar=True)
             if index is not None:

@@ -168,7 +168,12 @@ def _cmd_eval_beir(args: argparse.Namespace) -> int:
 
     strategies = [s.strip() for s in (args.strategy or "").split(",") if s.strip()]
     result = evaluate_beir(
-        args.data, model=args.model, split=args.split, strategies=strategies, index=args.index
+        args.data,
+        model=args.model,
+        split=args.split,
+        strategies=strategies,
+        index=args.index,
+        store_uri=args.store_uri,
     )
     if args.json:
         print(json.dumps(result, indent=2))
@@ -202,6 +207,7 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
         strategies=strategies,
         atoms=args.atoms,
         index=args.index,
+        store_uri=args.store_uri,
         gold_logic=args.gold_logic,
         depth=args.depth,
         decomposer=args.decomposer,
@@ -245,6 +251,17 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         return int(recipe_main(args.recipe, args.rest) or 0)
     raise ValueError(  # pragma: no cover - argparse restricts the choices
         f"unknown recipe {args.recipe!r}"
+    )
+
+
+def _add_store_uri_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store-uri",
+        default=None,
+        metavar="URI",
+        help="the Milvus store of an index built with --store: needed for a server "
+        "(http(s)://HOST:PORT; a server named only by the folder is not contacted) or when "
+        "the store moved",
     )
 
 
@@ -393,14 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="search an index folder")
     p.add_argument("index_dir", help="folder written by `logic-rag index`")
-    p.add_argument(
-        "--store-uri",
-        default=None,
-        metavar="URI",
-        help="the Milvus store of an index built with --store: needed for a server "
-        "(http(s)://HOST:PORT; a server named only by the folder is not contacted) or when "
-        "the store moved",
-    )
+    _add_store_uri_flag(p)
     p.add_argument("query", help="the query text")
     p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
     p.add_argument("--json", action="store_true", help='print [{"id","title","score","text"}]')
@@ -436,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
         "default: plain dense retrieval",
     )
     e.add_argument("--index", default=None, help="index folder to reuse, or to write")
+    _add_store_uri_flag(e)
     e.set_defaults(func=_cmd_eval_beir)
 
     e = eval_sub.add_parser("quest", help="QUEST-style set retrieval metrics per template")
@@ -450,7 +461,12 @@ def build_parser() -> argparse.ArgumentParser:
         "fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
     )
     e.add_argument("--atoms", help="atom gold sets (default: atoms.jsonl beside --queries)")
-    e.add_argument("--index", help="index folder to reuse, or to write if it does not exist")
+    e.add_argument(
+        "--index",
+        help="index folder to reuse (searched with --model when given), or to write if it "
+        "does not exist",
+    )
+    _add_store_uri_flag(e)
     e.add_argument(
         "--gold-logic",
         action="store_true",

@@ -91,6 +91,7 @@ def run_eval_quest(
     strategies: Sequence[str] = ("rerank",),
     atoms: str | os.PathLike[str] | None = None,
     index: str | os.PathLike[str] | None = None,
+    store_uri: str | None = None,
     sparse_model: str | None = None,
     gold_logic: bool = False,
     depth: int = 1000,
@@ -100,7 +101,10 @@ def run_eval_quest(
 ) -> dict[str, dict[str, Any]]:
     """Build (or open) an index, evaluate ``strategies``, write results and a report.
 
-    ``config`` holds :class:`~logic_rag.strategies.LogicConfig` changes (for example
+    ``index`` reuses an index folder (searched with ``model`` when given, e.g. a query
+    encoder tuned with the documents frozen); ``store_uri`` names its Milvus store (see
+    ``logic-rag search --store-uri``). ``config`` holds
+    :class:`~logic_rag.strategies.LogicConfig` changes (for example
     ``{"verifier": "cross-encoder:runs/ce/model"}`` for the ``verify`` strategy).
 
     ``decomposer`` (``rules``, ``llm``, ``auto``; see :mod:`logic_rag.query.auto`) reads
@@ -120,7 +124,9 @@ def run_eval_quest(
         atoms = queries_path.parent / "atoms.jsonl"
     atom_sets = load_atom_sets(atoms) if atoms is not None else None
     if index is not None and Path(index, "manifest.json").is_file():
-        retriever = LogicRetriever.load(index)
+        # ``model`` is the query encoder to use over the index (a LORE / --query-only folder,
+        # or the index's own model); a model the index cannot serve raises, never ignored.
+        retriever = LogicRetriever.load(index, model=model, store_uri=store_uri)
     else:
         if docs is None:
             raise ValueError("pass --docs (a corpus to index) or --index (an existing index)")

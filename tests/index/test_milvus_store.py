@@ -331,3 +331,52 @@ def test_hostile_manifest_lite_path_is_never_created(local, tmp_path):
     with pytest.raises(StoreError, match="does not exist"):
         LogicRetriever.load(folder)
     assert not target.exists() and not target.parent.exists()
+
+
+def test_cli_evals_reach_a_store_named_by_store_uri(tmp_path, capsys):
+    """`eval beir` / `eval quest` over an index folder whose vectors live in Milvus: the store
+    named by --store-uri is the one opened (a wrong one fails with the store's message)."""
+    from logic_rag import cli
+
+    data = tmp_path / "beir"
+    (data / "qrels").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d.id, "title": d.title, "text": d.text}) + "\n" for d in _docs())
+    )
+    (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "Orchids of Java"}) + "\n")
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td0\t1\n")
+    out = tmp_path / "idx"
+    build = ["index", "--docs", str(data / "corpus.jsonl"), "--out", str(out), "--model", "minilm"]
+    assert cli.main(build + ["-q", "--store", f"milvus://{tmp_path}/ev.db"]) == 0
+    capsys.readouterr()
+    beir = ["eval", "beir", "--data", str(data), "--index", str(out), "--strategy", "vanilla"]
+    assert cli.main(beir + ["--store-uri", f"milvus://{tmp_path}/elsewhere.db", "--json"]) == 2
+    assert "elsewhere.db" in capsys.readouterr().err
+    assert cli.main(beir + ["--store-uri", f"milvus://{tmp_path}/ev.db", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["documents"] == len(TEXTS) and result["strategies"]["vanilla"]["nDCG@10"] > 0
+
+    quest = tmp_path / "q.jsonl"
+    quest.write_text(
+        json.dumps(
+            {
+                "query": "Orchids of Java",
+                "docs": ["T0"],
+                "original_query": "<mark>Orchids of Java</mark>",
+                "metadata": {"template": "_"},
+            }
+        )
+        + "\n"
+    )
+    run = [
+        "eval",
+        "quest",
+        "--queries",
+        str(quest),
+        "--index",
+        str(out),
+        "--out",
+        str(tmp_path / "eq"),
+    ]
+    assert cli.main(run + ["--store-uri", f"milvus://{tmp_path}/elsewhere.db"]) == 2
+    assert "elsewhere.db" in capsys.readouterr().err

@@ -275,7 +275,7 @@ def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_
         record_metrics(tmp_path, {})
 
 
-def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path):
+def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path, logicol_run):
     """--query-only: LogiCoL on the query side; the folder names its document encoder, an
     index built with the base serves it, and document embeddings do not change."""
     from logic_rag.models import resolve_model
@@ -311,6 +311,17 @@ def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path):
         tuned.encoder.encode_queries([query]), base.encoder.encode_queries([query]), atol=1e-4
     )
     assert len(tuned.search(query, k=5)) == 5
+
+    # `eval quest --index DIR --model FOLDER` searches the index with that query encoder
+    # (it used to be ignored); a fully tuned model cannot serve the base's index.
+    from logic_rag.errors import IndexMismatchError
+    from logic_rag.evals.quest.runner import run_eval_quest
+
+    common = {"docs": None, "queries": world / "test.jsonl", "index": index_dir}
+    common["strategies"] = ["vanilla"]
+    run_eval_quest(out=tmp_path / "ev", model=str(model_dir), **common)
+    with pytest.raises(IndexMismatchError):
+        run_eval_quest(out=tmp_path / "ev2", model=str(logicol_run["model"]), **common)
 
 
 def test_query_only_refuses_the_cached_loss(world):
