@@ -81,7 +81,8 @@ def mined_hard_negatives(
     Runs :func:`sentence_transformers.util.mine_hard_negatives` over the whole document
     table with one ``(query, first gold page)`` row per query, asks for extra candidates to
     make room for the filtering, and drops every gold page and every ``known_positives``
-    page of the query.
+    page of the query. A model with ``query`` / ``document`` prompts (EmbeddingGemma) mines
+    with them, as it searches.
     """
     import datasets
     from sentence_transformers.util import mine_hard_negatives
@@ -100,6 +101,12 @@ def mined_hard_negatives(
         }
     )
     extra = num_negatives + 16
+    prompts = getattr(model, "prompts", None) or {}
+    prompt_names = {
+        key: name
+        for key, name in (("query_prompt_name", "query"), ("corpus_prompt_name", "document"))
+        if prompts.get(name)
+    }
     mined = mine_hard_negatives(
         pairs,
         model,
@@ -113,6 +120,7 @@ def mined_hard_negatives(
         output_format="labeled-list",
         batch_size=batch_size,
         verbose=False,
+        **prompt_names,
     )
     by_anchor: dict[str, list[str]] = {}
     for row in mined:

@@ -108,3 +108,32 @@ def test_mined_negatives_exclude_gold_and_known_positives() -> None:
     mined = mined_hard_negatives(ts, model, num_negatives=3, known_positives={"q": {"cat3"}})
     assert mined["q"] and not set(mined["q"]) & {"cat1", "cat2", "cat3"}
     assert len(mined["q"]) <= 3
+
+
+def test_mining_uses_the_models_own_prompts(monkeypatch) -> None:
+    """A model with query / document prompts (EmbeddingGemma) mines with them; MiniLM,
+    which has none, mines as before."""
+    pytest.importorskip("sentence_transformers")
+    import sentence_transformers.util as st_util
+
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.finetune.data import mined_hard_negatives
+
+    seen: list[dict] = []
+    original = st_util.mine_hard_negatives
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(st_util, "mine_hard_negatives", spy)
+    docs = {f"d{i}": f"Document {i} about cats and dogs." for i in range(6)}
+    ts = TrainingSet([TrainQuery("q", "cats", ("d0",))], docs)
+    model = DenseEncoder("minilm").model
+    mined_hard_negatives(ts, model, num_negatives=2)
+    assert "query_prompt_name" not in seen[-1] and "corpus_prompt_name" not in seen[-1]
+    monkeypatch.setattr(model, "prompts", {"query": "query: ", "document": "passage: "})
+    mined = mined_hard_negatives(ts, model, num_negatives=2)
+    assert seen[-1]["query_prompt_name"] == "query"
+    assert seen[-1]["corpus_prompt_name"] == "document"
+    assert mined["q"] and "d0" not in mined["q"]
