@@ -8,7 +8,6 @@ index was built with (same weights hash and dimension), then ``search`` returns
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -441,9 +440,6 @@ def _checked_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
         yield lineno, row
 
 
-_ENCODER_JSON = "logic_rag_encoder.json"
-
-
 def _serves_documents_of(encoder: DenseEncoder, document_fingerprint: Any) -> bool:
     """True when ``encoder`` is a query encoder trained for documents of these weights.
 
@@ -451,14 +447,12 @@ def _serves_documents_of(encoder: DenseEncoder, document_fingerprint: Any) -> bo
     = ``{"role": "query", "document_encoder": {"name", "weights_sha256"}}``: indexes built with
     that document encoder stay valid for it, so no flag is needed to search them.
     """
+    from logic_rag.encoders.query_only import document_encoder_meta
+
     if not isinstance(document_fingerprint, str) or not document_fingerprint:
         return False
-    path = Path(encoder.resolved.path) / _ENCODER_JSON
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = document_encoder_meta(encoder.resolved.path)
+    except ValueError:
         return False
-    if not isinstance(meta, dict) or meta.get("role") != "query":
-        return False
-    doc = meta.get("document_encoder")
-    return isinstance(doc, dict) and doc.get("weights_sha256") == document_fingerprint
+    return doc is not None and doc.get("weights_sha256") == document_fingerprint

@@ -47,14 +47,13 @@ def document_encoder_of(encoder: DenseEncoder) -> DenseEncoder:
     """The encoder that embeds documents for ``encoder``: itself, or for a query-only model
     (LORE, ``--query-only``) the base named in its ``logic_rag_encoder.json``, whose weights
     must match the hash recorded there."""
-    from logic_rag.finetune.recipes.training import ENCODER_JSON
+    from logic_rag.encoders.query_only import ENCODER_JSON, document_encoder_meta
 
     path = Path(encoder.resolved.path) / ENCODER_JSON
-    if not path.is_file():
+    doc = document_encoder_meta(path.parent)
+    if doc is None:
         return encoder
-    info = json.loads(path.read_text(encoding="utf-8"))
-    doc = info.get("document_encoder") if isinstance(info, dict) else None
-    if info.get("role") != "query" or not isinstance(doc, dict) or not doc.get("name"):
+    if not doc.get("name"):
         raise ValueError(f"{path}: expected a query encoder naming its document_encoder")
     base = load_encoder(str(doc["name"]), batch_size=encoder.batch_size)
     if doc.get("weights_sha256") and base.fingerprint != doc["weights_sha256"]:
@@ -87,7 +86,11 @@ def document_cache_path(
 
 
 def document_embeddings(
-    encoder: DenseEncoder, texts: Sequence[str], cache_dir: str | os.PathLike[str] | None = None
+    encoder: DenseEncoder,
+    texts: Sequence[str],
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    show_progress_bar: bool = True,
 ) -> np.ndarray:
     """``encoder``'s document embeddings of ``texts``, cached in ``cache_dir`` when given.
 
@@ -98,14 +101,14 @@ def document_embeddings(
     never reuses a stale file; it is written atomically and read without pickle.
     """
     if cache_dir is None:
-        return encoder.encode_documents(list(texts), show_progress_bar=True)
+        return encoder.encode_documents(list(texts), show_progress_bar=show_progress_bar)
     path = document_cache_path(encoder, texts, cache_dir)
     root = path.parent
     if path.is_file():
         vectors = np.load(path, allow_pickle=False)
         if vectors.ndim == 2 and vectors.shape[0] == len(texts):
             return vectors.astype(np.float32, copy=False)
-    vectors = encoder.encode_documents(list(texts), show_progress_bar=True)
+    vectors = encoder.encode_documents(list(texts), show_progress_bar=show_progress_bar)
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}.npy"
     try:
@@ -136,10 +139,10 @@ class DocumentIndex:
             raise ValueError(f"{len(doc_ids)} document ids for {len(texts)} texts")
         self.doc_ids = list(doc_ids)
         self.encoder_name = encoder.name
-        if cache_dir is None:
-            vectors = encoder.encode_documents(list(texts), show_progress_bar=False)
-        else:
-            vectors = document_embeddings(encoder, texts, cache_dir)
+        # A progress bar only for the (long, cached) encodings of a shared base.
+        vectors = document_embeddings(
+            encoder, texts, cache_dir, show_progress_bar=cache_dir is not None
+        )
         self.index: DenseIndex = DenseIndex(vectors.shape[1])
         self.index.add(vectors)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logic_rag.atomic import atomic_write_json
+from logic_rag.encoders.query_only import ENCODER_JSON
 from logic_rag.models import resolve_model
 
 from .args import ContrastiveArgs, LoreArgs
@@ -52,8 +53,6 @@ __all__ = [
 
 CHECKPOINTS_DIR = "checkpoints"
 MODEL_DIR = "model"
-#: Written into a query-only model (LORE, ``--query-only``): the document encoder it serves.
-ENCODER_JSON = "logic_rag_encoder.json"
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 
 

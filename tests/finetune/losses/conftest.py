@@ -22,6 +22,23 @@ def passthrough() -> PassThroughModel:
     return PassThroughModel()
 
 
+@pytest.fixture
+def table_model() -> type:
+    """A trainable stand-in model class: ``table_model(table)`` maps row ids to rows, so
+    gradients can be read per (query or document) row."""
+    from torch import nn
+
+    class Embeddings(nn.Module):
+        def __init__(self, table: Any) -> None:
+            super().__init__()
+            self.table = nn.Parameter(table.clone())
+
+        def forward(self, features: dict[str, Any]) -> dict[str, Any]:
+            return {"sentence_embedding": self.table[features["ids"]]}
+
+    return Embeddings
+
+
 @pytest.fixture(scope="session")
 def minilm() -> Any:
     """The default all-MiniLM-L6-v2 on CPU, from its offline package."""

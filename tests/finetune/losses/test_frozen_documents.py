@@ -4,20 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
 
 from logic_rag.finetune.losses import LogiCoLLoss, MultiPositiveSupConLoss
-
-
-class Embeddings(nn.Module):
-    """A trainable stand-in model: row ids -> embedding rows."""
-
-    def __init__(self, table: torch.Tensor) -> None:
-        super().__init__()
-        self.table = nn.Parameter(table.clone())
-
-    def forward(self, features):
-        return {"sentence_embedding": self.table[features["ids"]]}
 
 
 def _features():
@@ -25,10 +13,10 @@ def _features():
 
 
 @pytest.mark.parametrize("cls", [MultiPositiveSupConLoss, LogiCoLLoss])
-def test_documents_come_from_a_frozen_copy_and_get_no_gradient(cls) -> None:
+def test_documents_come_from_a_frozen_copy_and_get_no_gradient(cls, table_model) -> None:
     g = torch.Generator().manual_seed(0)
     table = torch.randn(6, 4, generator=g)
-    model = Embeddings(table)
+    model = table_model(table)
     loss = cls(model, frozen_documents=True)
     loss.train()
     assert not loss.document_model.training and loss.model.training
@@ -47,7 +35,7 @@ def test_documents_come_from_a_frozen_copy_and_get_no_gradient(cls) -> None:
     assert torch.equal(loss.document_model.table, table)
 
     # Same value as the shared-tower loss over (queries from model, documents from the base).
-    reference = cls(Embeddings(table))
+    reference = cls(table_model(table))
     q = model.table[[0, 1, 2]].detach()
     d = table[[3, 4, 5]]
     frozen = cls(model, frozen_documents=True)
@@ -57,8 +45,8 @@ def test_documents_come_from_a_frozen_copy_and_get_no_gradient(cls) -> None:
     assert loss.get_config_dict()["frozen_documents"] is True
 
 
-def test_default_trains_both_towers() -> None:
-    model = Embeddings(torch.randn(6, 4, generator=torch.Generator().manual_seed(1)))
+def test_default_trains_both_towers(table_model) -> None:
+    model = table_model(torch.randn(6, 4, generator=torch.Generator().manual_seed(1)))
     loss = MultiPositiveSupConLoss(model)
     assert loss.document_model is None
     loss(_features(), None).backward()

@@ -33,17 +33,6 @@ def slow_lore(q, d, tiers, tau, beta, alpha):
     return total / q.shape[0]
 
 
-class Embeddings(nn.Module):
-    """A trainable stand-in model: row ids -> embedding rows."""
-
-    def __init__(self, table: torch.Tensor) -> None:
-        super().__init__()
-        self.table = nn.Parameter(table.clone())
-
-    def forward(self, features):
-        return {"sentence_embedding": self.table[features["ids"]]}
-
-
 def random_case(seed: int, b: int = 5, c: int = 6, dim: int = 4):
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(b, dim, generator=g, dtype=torch.float64)
@@ -91,9 +80,9 @@ def test_other_positives_are_not_in_the_denominator() -> None:
     assert two_pos.item() == pytest.approx(ref, rel=1e-12)
 
 
-def test_only_the_query_encoder_gets_gradients() -> None:
+def test_only_the_query_encoder_gets_gradients(table_model) -> None:
     g = torch.Generator().manual_seed(0)
-    model = Embeddings(torch.randn(10, 4, generator=g))
+    model = table_model(torch.randn(10, 4, generator=g))
     loss = LoreLoss(model, column_tiers=(POSITIVE, DISTRACTOR, NEGATIVE))
     loss.train()
     assert not loss.document_model.training
@@ -117,8 +106,8 @@ def test_only_the_query_encoder_gets_gradients() -> None:
         loss(feats, torch.tensor([[1, 0], [1, 0]]))
 
 
-def test_requires_tiers_and_reports_config(passthrough) -> None:
-    loss = LoreLoss(Embeddings(torch.zeros(2, 2)))
+def test_requires_tiers_and_reports_config(passthrough, table_model) -> None:
+    loss = LoreLoss(table_model(torch.zeros(2, 2)))
     with pytest.raises(ValueError, match="tier labels"):
         loss([{"ids": torch.tensor([0])}, {"ids": torch.tensor([1])}], None)
     assert loss.get_config_dict() == {
@@ -131,4 +120,4 @@ def test_requires_tiers_and_reports_config(passthrough) -> None:
     }
     assert "Logic-Oriented Retriever Enhancement" in loss.citation
     with pytest.raises(ValueError, match="unknown tier"):
-        LoreLoss(Embeddings(torch.zeros(2, 2)), column_tiers=(1, 2))
+        LoreLoss(table_model(torch.zeros(2, 2)), column_tiers=(1, 2))

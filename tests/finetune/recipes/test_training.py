@@ -59,6 +59,20 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _query_only_marker_and_card(model_dir: Path) -> tuple[dict, dict]:
+    """A query-only folder names MiniLM (by its weights) as its document encoder; returns
+    the marker and the training card."""
+    from logic_rag.models import resolve_model
+
+    base_fp = resolve_model("minilm").fingerprint
+    meta = json.loads((model_dir / "logic_rag_encoder.json").read_text())
+    assert meta == {
+        "role": "query",
+        "document_encoder": {"name": "minilm", "weights_sha256": base_fp},
+    }
+    return meta, json.loads((model_dir / "logic_rag_training.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def logicol_run(world, tmp_path_factory):
     """Interrupted after step 2, then resumed to step 4, with an eval_fn."""
@@ -167,7 +181,6 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
     from logic_rag.corpus import load_documents
     from logic_rag.errors import IndexMismatchError
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.models import resolve_model
     from logic_rag.retriever import Retriever
 
     docs = list(load_documents(world / "documents.jsonl"))
@@ -183,13 +196,8 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
         save_steps=3, batch_size=8, max_seq_length=64, limit=24, lr=1e-4,
     )  # fmt: skip
     model_dir = train_lore(args)
-    base_fp = resolve_model("minilm").fingerprint
-    meta = json.loads((model_dir / "logic_rag_encoder.json").read_text())
-    assert meta == {
-        "role": "query",
-        "document_encoder": {"name": "minilm", "weights_sha256": base_fp},
-    }
-    info = json.loads((model_dir / "logic_rag_training.json").read_text())
+    meta, info = _query_only_marker_and_card(model_dir)
+    base_fp = meta["document_encoder"]["weights_sha256"]
     assert info["loss"]["class"] == "LoreLoss" and info["loss"]["config"]["beta"] == 3.0
     assert info["dataset"]["queries_with_distractors"] > 0
 
@@ -278,7 +286,6 @@ def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_
 def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path, logicol_run):
     """--query-only: LogiCoL on the query side; the folder names its document encoder, an
     index built with the base serves it, and document embeddings do not change."""
-    from logic_rag.models import resolve_model
     from logic_rag.retriever import Retriever
 
     args = ContrastiveArgs(
@@ -287,13 +294,7 @@ def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path, 
         batch_size=8, max_seq_length=64, limit=24, lr=1e-4, query_only=True,
     )  # fmt: skip
     model_dir = train_contrastive(args)
-    base_fp = resolve_model("minilm").fingerprint
-    meta = json.loads((model_dir / "logic_rag_encoder.json").read_text())
-    assert meta == {
-        "role": "query",
-        "document_encoder": {"name": "minilm", "weights_sha256": base_fp},
-    }
-    info = json.loads((model_dir / "logic_rag_training.json").read_text())
+    _, info = _query_only_marker_and_card(model_dir)
     assert info["loss"]["config"]["frozen_documents"] is True
     assert "prompts" not in info  # MiniLM has none
     assert "Only the query encoder was trained" in (model_dir / "README.md").read_text()
