@@ -124,7 +124,21 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
         help="judge metrics to compute",
     )
     parser.add_argument("--no-judge", action="store_true", help="skip the LLM judges")
-    parser.add_argument("--compare", default=None, metavar="RETRIEVER2", help="second retriever")
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=None,
+        metavar="RETRIEVER[@STRATEGY]",
+        help="another retriever answering the same questions (repeatable; e.g. "
+        "'embeddinggemma-300m@rerank'; the strategy defaults to --strategy): paired "
+        "differences with bootstrap CIs for every pair of retrievers",
+    )
+    parser.add_argument(
+        "--no-pairwise",
+        action="store_true",
+        help="with --compare: skip the LLM pairwise judge (two free-text judge calls per item "
+        "and comparison)",
+    )
     parser.add_argument("--n-boot", type=_positive_int, default=2000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -174,7 +188,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         k=args.k,
         max_tokens=args.max_tokens,
         judges=() if args.no_judge else tuple(args.judges),
-        compare=args.compare,
+        compare=tuple(args.compare or ()),
+        pairwise=not args.no_pairwise,
         seed=args.seed,
         data_path=args.data_path,
         n_boot=args.n_boot,

@@ -130,11 +130,16 @@ def compare_runs(
     judges: Any | None,
     summary_b: Mapping[str, Any] | None = None,
     cache_path: str | os.PathLike[str] | None = None,
+    labels: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The ``compare`` block of ``results.json``: A = ``--retriever``, B = ``--compare``."""
+    """One comparison block of ``results.json``: A, B are ``labels`` (default
+    ``--retriever`` and the first ``--compare``); no pairwise judge when ``judges`` is None."""
+    if labels is None:
+        first = config.compare[0] if config.compare else None
+        labels = (config.retriever, first)
     result: dict[str, Any] = {
-        "a": config.retriever,
-        "b": config.compare,
+        "a": labels[0],
+        "b": labels[1],
         "paired": paired_metric_differences(
             records_a, records_b, n_boot=config.n_boot, seed=config.seed
         ),

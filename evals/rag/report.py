@@ -114,6 +114,40 @@ def _compare_rows(compare: Mapping[str, Any]) -> list[list[str]]:
 _COMPARE_HEAD = ["metric", "A", "B", "B - A", "95% CI", "p", "pairs"]
 
 
+def comparisons_of(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every comparison block: ``comparisons`` (several ``--compare``) or the one ``compare``."""
+    blocks = results.get("comparisons")
+    if blocks:
+        return list(blocks)
+    return [results["compare"]] if results.get("compare") else []
+
+
+def _run_rows(results: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The retrievers side by side: metric means, failures, reused answers, seconds."""
+    runs = results.get("runs") or []
+    names: list[str] = []
+    for run in runs:
+        for name in run.get("metrics", {}):
+            if name not in names:
+                names.append(name)
+    head = ["retriever", "n", *names, "parse failures", "reused", "generate s", "judge s"]
+    rows = []
+    for run in runs:
+        timings = run.get("timings", {})
+        rows.append(
+            [
+                str(run.get("label")),
+                _fmt(run.get("n")),
+                *(_fmt(run.get("metrics", {}).get(n, {}).get("mean")) for n in names),
+                _fmt(run.get("parse_failures")),
+                _fmt(run.get("reused")),
+                _fmt(timings.get("generate_s"), 0),
+                _fmt(timings.get("judge_s"), 0),
+            ]
+        )
+    return head, rows
+
+
 def _meta_rows(meta: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     keys: list[str] = []
     for block in meta.get("per_dataset", {}).values():
@@ -172,8 +206,19 @@ def render_markdown(results: Mapping[str, Any], records: Sequence[Mapping[str, A
         warning = unscored_warning(results)
         if warning:
             out += [f"**Warning:** {warning[0].upper()}{warning[1:]}.", ""]
-    compare = results.get("compare")
-    if compare:
+    if results.get("runs"):
+        head, rows = _run_rows(results)
+        out += [
+            "## Retrievers",
+            "",
+            "Each retriever answered the same questions. Where two retrievers gave the same "
+            "prompt (same passages), the answer and scores were reused, not regenerated "
+            "(`reused`); seconds are generation and judging actually spent.",
+            "",
+            *_md_table(head, rows),
+            "",
+        ]
+    for compare in comparisons_of(results):
         out += [
             f"## Paired comparison: A = {compare.get('a')}, B = {compare.get('b')}",
             "",
@@ -319,8 +364,10 @@ def render_html(
             if values:
                 figures.append(_img(histogram_png(name, values, block.get("scale")), name))
         parts.append("<div>" + "".join(figures) + "</div>")
-    compare = results.get("compare")
-    if compare:
+    if results.get("runs"):
+        head, rows = _run_rows(results)
+        parts += ["<h2>Retrievers</h2>", _html_table(head, rows)]
+    for compare in comparisons_of(results):
         parts += [
             f"<h2>Paired comparison: A = {html.escape(str(compare.get('a')))}, "
             f"B = {html.escape(str(compare.get('b')))}</h2>",

@@ -47,6 +47,7 @@ __all__ = [
     "input_fingerprints",
     "ITEMS_FILE",
     "RESULTS_FILE",
+    "split_retriever_spec",
 ]
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,12 @@ class RagEvalConfig:
     k: int = 5
     max_tokens: int = 200
     judges: tuple[str, ...] = ("correctness", "answer_relevancy")
-    compare: str | None = None
+    #: Further retrievers answered on the same questions, each ``RETRIEVER[@STRATEGY]``
+    #: (strategy defaults to ``strategy``); a single string is one retriever.
+    compare: tuple[str, ...] | str | None = ()
+    #: The LLM pairwise judge on (``retriever``, each ``compare``); off saves two free-text
+    #: judge calls per item and comparison (paired metric differences are always computed).
+    pairwise: bool = True
     seed: int = 0
     data_path: str | None = None
     n_boot: int = 2000
@@ -94,6 +100,20 @@ class RagEvalConfig:
 
     def __post_init__(self) -> None:
         self._check_parallel()
+        if self.compare is None:
+            self.compare = ()
+        elif isinstance(self.compare, str):
+            self.compare = (self.compare,)
+        self.compare = tuple(self.compare)
+        for spec in self.compare:
+            split_retriever_spec(spec, self.strategy)  # raises on an unknown strategy
+        labels = [self.label, *(self.compare_config(i).label for i in range(len(self.compare)))]
+        repeated = sorted({x for x in labels if labels.count(x) > 1})
+        if repeated:
+            raise ValueError(
+                f"retriever {', '.join(repeated)} is given twice (as --retriever/--strategy or "
+                f"--compare); compare different retrievers or strategies"
+            )
         if self.judge_style not in ("auto", "choices", "llamaindex"):
             raise ValueError("judge_style must be 'auto', 'choices' or 'llamaindex'")
         self.judges = tuple(self.judges)
@@ -163,7 +183,42 @@ class RagEvalConfig:
         row = asdict(self)
         row["out"] = os.fspath(self.out)
         row["judges"] = list(self.judges)
+        row["compare"] = list(self.compare)
         return row
+
+    @property
+    def label(self) -> str:
+        """``RETRIEVER@STRATEGY``: how reports name this run's retriever."""
+        return f"{self.retriever}@{self.strategy}"
+
+    def compare_config(self, i: int) -> RagEvalConfig:
+        """The config of the ``i``-th ``compare`` run, written to ``OUT/compare[-N]``.
+
+        The first keeps the folder name of single-comparison runs, so they still resume.
+        """
+        retriever, strategy = split_retriever_spec(self.compare[i], self.strategy)
+        folder = "compare" if i == 0 else f"compare-{i + 1}"
+        return replace(
+            self, out=Path(self.out) / folder, retriever=retriever, strategy=strategy, compare=()
+        )
+
+
+def split_retriever_spec(spec: str, default_strategy: str) -> tuple[str, str]:
+    """``"embeddinggemma-300m@rerank"`` -> ``("embeddinggemma-300m", "rerank")``.
+
+    Only a suffix that names a strategy is split off, so a folder whose name holds ``@``
+    still works; without one the strategy is ``default_strategy``.
+    """
+    from logic_rag.strategies import STRATEGIES
+
+    head, sep, tail = spec.rpartition("@")
+    if sep and head and tail in STRATEGIES:
+        return head, tail
+    if sep and head and tail and not Path(spec).expanduser().exists() and "/" not in tail:
+        raise ValueError(
+            f"{spec!r}: unknown strategy {tail!r} after '@'; choose one of {', '.join(STRATEGIES)}"
+        )
+    return spec, default_strategy
 
 
 @dataclass
@@ -173,6 +228,16 @@ class _Context:
     generator: Any
     judges: Any  # Judges (LlamaIndex evaluators) or small_judges.ChoiceJudges, or None
     timings: dict[str, float] = field(default_factory=dict)
+    #: Finished records by ``prompt_sha256``, with the label of the run that made them:
+    #: two retrievers that return the same passages give the same prompt, and greedy
+    #: generation and the judges are deterministic, so the answer is reused, not redone.
+    answered: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def remember(self, label: str, records: Sequence[Mapping[str, Any]]) -> None:
+        for record in records:
+            key = record.get("prompt_sha256")
+            if key and key not in self.answered:
+                self.answered[key] = (record.get("reused_from") or label, dict(record))
 
 
 # --------------------------------------------------------------------------- loading
@@ -291,12 +356,19 @@ def open_retriever(
     docs = list(documents())
     if not docs:
         raise LogicRagError("the retrieval corpus is empty; pass --corpus with documents")
+
+    def key(passages: bool) -> str:
+        return corpus_key(
+            (f"{d.id}\x1f{d.title}\x1f{d.text}" for d in docs),
+            f"{_model_sha256(str(resolved.path))}:passages={passages}",
+        )
+
     passages = strategy != "vanilla"
-    key = corpus_key(
-        (f"{d.id}\x1f{d.title}\x1f{d.text}" for d in docs),
-        f"{_model_sha256(str(resolved.path))}:passages={passages}",
-    )
-    folder = Path(index_root) / key
+    folder = Path(index_root) / key(passages)
+    if not passages and not _is_index_folder(folder):
+        # An index with passages (built for a logical strategy) also serves vanilla.
+        wider = Path(index_root) / key(True)
+        folder = wider if _is_index_folder(wider) else folder
     # A run killed while saving this index leaves a temporary folder, or the index moved
     # aside: clean up or put it back (each action is logged as a warning).
     recover_leftovers(folder)
@@ -431,6 +503,10 @@ def _process_item(
     timings["retrieve_s"] = time.perf_counter() - t0
 
     prompt = build_rag_prompt(example.question, hits, config.dataset)
+    key = _prompt_key(config, prompt, _reference(example))
+    earlier = ctx.answered.get(key)
+    if earlier is not None and all(m in earlier[1].get("metrics", {}) for m in config.judges):
+        return _reused(example, hits, key, *earlier, timings)
     t0 = time.perf_counter()
     answer = ctx.generator.generate(
         [prompt], max_tokens=config.max_tokens, temperature=0.0, system=SYSTEM_PROMPT
@@ -454,13 +530,56 @@ def _process_item(
         "id": str(example.id),
         "question": example.question,
         "answer": answer,
-        "passages": [
-            {"id": h.id, "title": h.title, "score": float(h.score), "text": h.text[:300]}
-            for h in hits
-        ],
+        "passages": _passage_rows(hits),
         "metrics": metrics,
         "judge_raw": judge_raw,
         "timings": timings,
+        "prompt_sha256": key,
+    }
+
+
+def _passage_rows(hits: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {"id": h.id, "title": h.title, "score": float(h.score), "text": h.text[:300]} for h in hits
+    ]
+
+
+def _prompt_key(config: RagEvalConfig, prompt: str, reference: str | None) -> str:
+    """What decides an item's answer and scores besides the retriever: same key, same record."""
+    parts = [
+        config.generator,
+        config.judge,
+        str(config.max_tokens),
+        str(config.judge_max_tokens),
+        config.judge_style,
+        ",".join(config.judges),
+        SYSTEM_PROMPT,
+        prompt,
+        reference or "",
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _reused(
+    example: Any,
+    hits: Sequence[Any],
+    key: str,
+    label: str,
+    earlier: Mapping[str, Any],
+    timings: dict[str, float],
+) -> dict[str, Any]:
+    """The record of an item whose prompt another retriever already answered."""
+    answer = earlier.get("answer", "")
+    return {
+        "id": str(example.id),
+        "question": example.question,
+        "answer": answer,
+        "passages": _passage_rows(hits),
+        "metrics": {**earlier.get("metrics", {}), **_lexical_metrics(example, answer)},
+        "judge_raw": dict(earlier.get("judge_raw", {})),
+        "timings": {**timings, "generate_s": 0.0, "judge_s": 0.0},
+        "prompt_sha256": key,
+        "reused_from": label,
     }
 
 
@@ -555,6 +674,7 @@ def _single_run(
     examples: Sequence[Any],
     on_item: ItemHook | None,
     retriever: Any | None,
+    index_root: Path | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -575,16 +695,24 @@ def _single_run(
             config.retriever,
             strategy=config.strategy,
             documents=documents,
-            index_root=out / "index",
+            index_root=index_root or out / "index",
         )
     else:
         retriever_info = {"kind": "given", "size": len(retriever)}
     index_s = time.perf_counter() - t0
-    records = _run_items(config, ctx, examples, retriever, on_item, desc=f"rag {config.retriever}")
+    records = _run_items(config, ctx, examples, retriever, on_item, desc=f"rag {config.label}")
+    ctx.remember(config.label, records)
     summary = summarize_items(records, config.judges)
     summary["retriever"] = retriever_info
     summary["timings"] = {"index_s": index_s, **_timing_totals(records)}
+    summary["reused"] = sum(1 for r in records if r.get("reused_from"))
     return summary, records
+
+
+def _run_summary(label: str, summary: Mapping[str, Any]) -> dict[str, Any]:
+    """One row of the ``runs`` table: a retriever's means, failures, reuse and timings."""
+    keep = ("n", "parse_failures", "reused", "timings", "metrics")
+    return {"label": label, **{k: summary[k] for k in keep if k in summary}}
 
 
 def run_rag_eval(
@@ -593,15 +721,21 @@ def run_rag_eval(
     generator: Any | None = None,
     judge_llm: Any | None = None,
     retriever: Any | None = None,
-    compare_retriever: Any | None = None,
+    compare_retriever: Any | Sequence[Any] | None = None,
     on_item: ItemHook | None = None,
     write_report: bool = True,
 ) -> dict[str, Any]:
     """Run the evaluation described by ``config``; returns what ``results.json`` holds.
 
-    ``generator``, ``judge_llm``, ``retriever`` and ``compare_retriever`` replace the
-    objects the config names (tests pass doubles); ``on_item(index, record)`` is called
-    after each item is durably cached.
+    ``generator``, ``judge_llm``, ``retriever`` and ``compare_retriever`` (one object,
+    or one per ``config.compare``) replace the objects the config names (tests pass
+    doubles); ``on_item(index, record)`` is called after each item is durably cached.
+
+    Every retriever answers the same questions; ``comparisons`` holds the paired metric
+    differences of every pair of them (the LLM pairwise judge only against
+    ``--retriever``), ``compare`` the first of those (A = ``--retriever``, B = the
+    first ``--compare``). All runs share ``OUT/index`` and reuse each other's answers
+    where the prompt is identical (``reused_from`` in ``items.jsonl``).
     """
     wall0, cpu0 = time.perf_counter(), time.process_time()
     out = Path(config.out)
@@ -611,24 +745,22 @@ def run_rag_eval(
     ids = [str(ex.id) for ex in examples]
     if len(set(ids)) != len(ids):
         raise LogicRagError(f"dataset {config.dataset!r} has duplicate example ids")
+    given = _per_compare(compare_retriever, len(config.compare))
     ctx = _build_context(config, generator, judge_llm)
-    summary, records = _single_run(config, ctx, examples, on_item, retriever)
+    index_root = out / "index"
+    summary, records = _single_run(config, ctx, examples, on_item, retriever, index_root)
     results: dict[str, Any] = {**summary, "config": config.to_json()}
     results["timings"] = {**ctx.timings, **summary["timings"]}
-    compare_records = None
-    if config.compare:
-        from .compare import compare_runs
-
-        sub = replace(config, out=out / "compare", retriever=config.compare, compare=None)
-        other, compare_records = _single_run(sub, ctx, examples, None, compare_retriever)
-        results["compare"] = compare_runs(
-            records,
-            compare_records,
-            config=config,
-            judges=ctx.judges,
-            summary_b=other,
-            cache_path=out / "pairwise.jsonl",
-        )
+    runs = [(config.label, summary, records)]
+    for i in range(len(config.compare)):
+        sub = config.compare_config(i)
+        other, other_records = _single_run(sub, ctx, examples, None, given[i], index_root)
+        runs.append((sub.label, other, other_records))
+    compare_records = runs[1][2] if len(runs) > 1 else None
+    if len(runs) > 1:
+        results["runs"] = [_run_summary(label, s) for label, s, _ in runs]
+        results["comparisons"] = _comparisons(config, ctx, runs, out)
+        results["compare"] = results["comparisons"][0]
     results["timings"]["wall_s"] = time.perf_counter() - wall0
     results["timings"]["cpu_s"] = time.process_time() - cpu0
     atomic_write_json(out / RESULTS_FILE, _jsonable(results))
@@ -637,6 +769,47 @@ def run_rag_eval(
 
         write_reports(out, results, records, compare_records)
     return results
+
+
+def _per_compare(given: Any | Sequence[Any] | None, n: int) -> list[Any | None]:
+    """``compare_retriever`` as one entry (object or ``None``) per ``--compare``."""
+    if given is None:
+        return [None] * n
+    if isinstance(given, (list, tuple)):
+        if len(given) != n:
+            raise ValueError(f"{len(given)} compare retrievers given for {n} --compare runs")
+        return list(given)
+    return [given] + [None] * (n - 1)
+
+
+def _comparisons(
+    config: RagEvalConfig,
+    ctx: _Context,
+    runs: Sequence[tuple[str, Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+    out: Path,
+) -> list[dict[str, Any]]:
+    """Paired differences for every pair of runs; the pairwise judge against the first."""
+    from itertools import combinations
+
+    from .compare import compare_runs
+
+    blocks = []
+    for i, j in combinations(range(len(runs)), 2):
+        (label_a, _, records_a), (label_b, summary_b, records_b) = runs[i], runs[j]
+        judged = i == 0 and config.pairwise
+        name = "pairwise.jsonl" if j == 1 else f"pairwise-{j}.jsonl"
+        blocks.append(
+            compare_runs(
+                records_a,
+                records_b,
+                config=config,
+                judges=ctx.judges if judged else None,
+                summary_b=summary_b,
+                cache_path=out / name if judged else None,
+                labels=(label_a, label_b),
+            )
+        )
+    return blocks
 
 
 def _jsonable(obj: Any) -> Any:

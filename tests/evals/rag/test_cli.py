@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -57,7 +58,8 @@ def test_flags_map_onto_config(tmp_path):
         7,
         3,
     )
-    assert config.compare == "minilm" and config.max_tokens == 50
+    assert config.compare == ("minilm",) and config.max_tokens == 50
+    assert config.pairwise
     assert config.judges == ("correctness", "answer_relevancy")
     no_judge = config_from_args(
         _parser().parse_args(["rag", "--dataset", "eli5", "--out", "o", "--no-judge"])
@@ -182,3 +184,34 @@ def test_server_urls_build_an_openai_spec(tmp_path, capsys):
     assert config().generator == "qwen2.5-1.5b"
     with pytest.raises(ValueError, match="--server-url"):
         config("--generator", "vllm:x", "--server-url", "http://a:1/v1")
+
+
+def test_compare_repeats_with_strategies_and_no_pairwise():
+    args = _parser().parse_args(
+        [
+            "rag",
+            "--dataset",
+            "eli5",
+            "--out",
+            "o",
+            "--retriever",
+            "minilm",
+            "--strategy",
+            "vanilla",
+            "--compare",
+            "embeddinggemma-300m",
+            "--compare",
+            "embeddinggemma-300m@rerank",
+            "--no-pairwise",
+        ]
+    )
+    config = config_from_args(args)
+    assert config.compare == ("embeddinggemma-300m", "embeddinggemma-300m@rerank")
+    assert not config.pairwise
+    subs = [config.compare_config(i) for i in range(2)]
+    assert [(c.retriever, c.strategy, c.label) for c in subs] == [
+        ("embeddinggemma-300m", "vanilla", "embeddinggemma-300m@vanilla"),
+        ("embeddinggemma-300m", "rerank", "embeddinggemma-300m@rerank"),
+    ]
+    assert [Path(c.out).name for c in subs] == ["compare", "compare-2"]
+    assert all(c.compare == () for c in subs)

@@ -129,13 +129,145 @@ def test_run_with_compare_end_to_end(tmp_path, monkeypatch, fake_generator, cann
         compare_retriever=Retr("BADDOC"),
     )
     compare = results["compare"]
-    assert compare["a"] == "minilm" and compare["b"] == "other"
+    assert compare["a"] == "minilm@vanilla" and compare["b"] == "other@vanilla"
     assert compare["paired"]["correctness"]["diff"] == pytest.approx(-3.0)  # B - A
     assert compare["paired"]["correctness"]["n"] == 6
     assert compare["paired"]["rougeL"]["diff"] < 0
     assert compare["pairwise"]["counts"]["a"] == 6
     assert (tmp_path / "run" / "compare" / "items.jsonl").exists()
-    assert json.loads((tmp_path / "run" / "results.json").read_text())["compare"]["b"] == "other"
+    assert (
+        json.loads((tmp_path / "run" / "results.json").read_text())["compare"]["b"]
+        == "other@vanilla"
+    )
     html = (tmp_path / "run" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 4  # 3 histograms + differences plot
     assert "Paired comparison" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_three_retrievers_all_pairs_and_reuse_of_identical_prompts(
+    tmp_path, monkeypatch, fake_generator, canned_llm
+):
+    examples = [
+        SimpleNamespace(
+            id=f"q{i}", question=f"question {i}", answers=["the good answer"], short_answers=[]
+        )
+        for i in range(5)
+    ]
+    monkeypatch.setattr(runner_mod, "_load_examples", lambda config: examples)
+    monkeypatch.setattr(runner_mod, "_exclusion_filter", lambda: None)
+    generator = fake_generator(lambda p: "the good answer" if "GOODDOC" in p else "something else")
+
+    def judge(prompt):
+        if "[[A]]" in prompt:
+            return "[[C]]"
+        if "[RESULT]" in prompt:
+            return "[RESULT] 2"
+        good = "the good answer\n" in prompt.split("## Generated Answer")[-1]
+        return "5\nright" if good else "2\nwrong"
+
+    llm = canned_llm(judge)
+    config = RagEvalConfig(
+        dataset="eli5",
+        out=tmp_path / "run",
+        limit=5,
+        compare=("twin@vanilla", "bad@rerank"),
+        n_boot=200,
+        judge_style="llamaindex",
+    )
+    results = run_rag_eval(
+        config,
+        generator=generator,
+        judge_llm=llm,
+        retriever=Retr("GOODDOC"),
+        compare_retriever=[Retr("GOODDOC"), Retr("BADDOC")],  # "twin" = same passages
+    )
+    # 5 prompts for A, none for the twin (same prompts), 5 for "bad"
+    assert len(generator.calls) == 10
+    runs = {r["label"]: r for r in results["runs"]}
+    assert list(runs) == ["minilm@vanilla", "twin@vanilla", "bad@rerank"]
+    assert [runs[k]["reused"] for k in runs] == [0, 5, 0]
+    twin = [json.loads(x) for x in (tmp_path / "run" / "compare" / "items.jsonl").open()]
+    first = [json.loads(x) for x in (tmp_path / "run" / "items.jsonl").open()]
+    assert all(t["reused_from"] == "minilm@vanilla" for t in twin)
+    assert [t["answer"] for t in twin] == [f["answer"] for f in first]
+    assert [t["metrics"] for t in twin] == [f["metrics"] for f in first]
+    assert (tmp_path / "run" / "compare-2" / "items.jsonl").exists()
+    pairs = [(c["a"], c["b"]) for c in results["comparisons"]]
+    assert pairs == [
+        ("minilm@vanilla", "twin@vanilla"),
+        ("minilm@vanilla", "bad@rerank"),
+        ("twin@vanilla", "bad@rerank"),
+    ]
+    assert results["compare"] == results["comparisons"][0]
+    by_pair = {(c["a"], c["b"]): c for c in results["comparisons"]}
+    assert by_pair[("minilm@vanilla", "twin@vanilla")]["paired"]["correctness"]["diff"] == 0
+    assert by_pair[("twin@vanilla", "bad@rerank")]["paired"]["correctness"][
+        "diff"
+    ] == pytest.approx(-3.0)
+    # the LLM pairwise judge runs against --retriever only
+    assert ["pairwise" in c for c in results["comparisons"]] == [True, True, False]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "## Retrievers" in md and md.count("## Paired comparison") == 3
+    # resuming answers nothing again
+    generator.calls.clear()
+    again = run_rag_eval(
+        config,
+        generator=generator,
+        judge_llm=llm,
+        retriever=Retr("GOODDOC"),
+        compare_retriever=[Retr("GOODDOC"), Retr("BADDOC")],
+    )
+    assert generator.calls == []
+    assert [c["paired"] for c in again["comparisons"]] == [
+        c["paired"] for c in results["comparisons"]
+    ]
+
+
+def test_no_pairwise_skips_the_llm_judge(tmp_path, monkeypatch, fake_generator, canned_llm):
+    examples = [SimpleNamespace(id="q0", question="q", answers=["a"], short_answers=[])]
+    monkeypatch.setattr(runner_mod, "_load_examples", lambda config: examples)
+    monkeypatch.setattr(runner_mod, "_exclusion_filter", lambda: None)
+    prompts = []
+
+    def judge(prompt):
+        prompts.append(prompt)
+        return "[RESULT] 2" if "[RESULT]" in prompt else "4\nok"
+
+    config = RagEvalConfig(
+        dataset="eli5",
+        out=tmp_path / "run",
+        limit=1,
+        compare="other",
+        pairwise=False,
+        judge_style="llamaindex",
+    )
+    results = run_rag_eval(
+        config,
+        generator=fake_generator("x"),
+        judge_llm=canned_llm(judge),
+        retriever=Retr("A"),
+        compare_retriever=Retr("B"),
+    )
+    assert "pairwise" not in results["compare"]
+    assert not any("[[A]]" in p for p in prompts)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("minilm", ("minilm", "vanilla")),
+        ("embeddinggemma-300m@rerank", ("embeddinggemma-300m", "rerank")),
+        ("runs/a@b/model", ("runs/a@b/model", "vanilla")),
+    ],
+)
+def test_split_retriever_spec(spec, expected):
+    assert runner_mod.split_retriever_spec(spec, "vanilla") == expected
+
+
+def test_bad_compare_specs_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown strategy 'rerankk'"):
+        RagEvalConfig(dataset="eli5", out=tmp_path, compare="minilm@rerankk")
+    with pytest.raises(ValueError, match="given twice"):
+        RagEvalConfig(dataset="eli5", out=tmp_path, compare=("minilm@vanilla",))
+    with pytest.raises(ValueError, match="3 compare retrievers given for 1"):
+        runner_mod._per_compare([1, 2, 3], 1)

@@ -282,6 +282,25 @@ def test_open_retriever_caches_the_index(tmp_path, minilm, monkeypatch):
     assert info4["index"] != info1["index"]
 
 
+def test_an_index_with_passages_serves_vanilla(tmp_path, minilm):
+    from logic_rag.corpus import Document
+
+    docs = [Document(f"d{i}", f"Sentence {i}. About topic {i % 3}.") for i in range(8)]
+    _, wide = runner_mod.open_retriever(
+        "minilm", strategy="rerank", documents=lambda: docs, index_root=tmp_path
+    )
+    r, plain = runner_mod.open_retriever(
+        "minilm", strategy="vanilla", documents=lambda: docs, index_root=tmp_path
+    )
+    assert plain["index"] == wide["index"] and plain["index_cached"] is True
+    assert r.strategy == "vanilla"
+    # without one, vanilla builds its own (no sentences)
+    _, own = runner_mod.open_retriever(
+        "minilm", strategy="vanilla", documents=lambda: docs[:5], index_root=tmp_path
+    )
+    assert own["index"] != wide["index"] and own["index_cached"] is False
+
+
 @pytest.mark.slow
 def test_end_to_end_real_smollm2_on_eli5(tmp_path, shared_data):
     """Real SmolLM2-135M generator and judge, real MiniLM index, ELI5 --limit 2."""
