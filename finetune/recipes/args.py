@@ -105,6 +105,10 @@ class ContrastiveArgs:
     gather_across_devices: bool = True
     save_steps: int = 50
     save_total_limit: int = 2
+    #: Keep ``OUT/checkpoints`` after the model is published. They exist to resume an
+    #: interrupted run; once ``OUT/model`` is written they are dead weight (an
+    #: EmbeddingGemma checkpoint with its optimiser state is ~3.6 GB), so they go.
+    keep_checkpoints: bool = False
     seed: int = 0
     limit: int | None = None
     resume: bool = True
@@ -179,6 +183,8 @@ class LoreArgs:
     lr: float = 5e-5
     save_steps: int = 50
     save_total_limit: int = 2
+    #: As :attr:`ContrastiveArgs.keep_checkpoints`.
+    keep_checkpoints: bool = False
     seed: int = 0
     limit: int | None = None
     resume: bool = True

@@ -154,4 +154,11 @@ def train_contrastive(
         callbacks=list(callbacks) or None,
     )
     info["training"] = train_with_resume(trainer, args, out)
-    return publish_model(model, out, info, eval_fn=eval_fn, extra_files=extra_files)
+    return publish_model(
+        model,
+        out,
+        info,
+        eval_fn=eval_fn,
+        extra_files=extra_files,
+        keep_checkpoints=args.keep_checkpoints,
+    )

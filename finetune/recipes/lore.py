@@ -84,4 +84,10 @@ def train_lore(
         callbacks=list(callbacks) or None,
     )
     info["training"] = train_with_resume(trainer, args, out)
-    return publish_model(model, out, info, extra_files=query_encoder_files(document_encoder))
+    return publish_model(
+        model,
+        out,
+        info,
+        extra_files=query_encoder_files(document_encoder),
+        keep_checkpoints=args.keep_checkpoints,
+    )

@@ -201,13 +201,16 @@ def publish_model(
     *,
     extra_files: Callable[[Path], None] | None = None,
     eval_fn: Callable[[Path], dict[str, Any]] | None = None,
+    keep_checkpoints: bool = True,
 ) -> Path:
     """Save ``model`` to ``out/model`` so that the folder appears only when complete.
 
     The model, ``README.md`` and ``logic_rag_training.json`` are written into a temporary
     sibling that is then renamed. With ``eval_fn`` the complete folder is evaluated in place
-    and the card and JSON are rewritten atomically with the metrics. Under distributed
-    training only the main process writes (and evaluates); the others wait for it.
+    and the card and JSON are rewritten atomically with the metrics. Without
+    ``keep_checkpoints``, ``out/checkpoints`` is removed once the model is in place (they
+    only serve to resume an interrupted run). Under distributed training only the main
+    process writes (and evaluates); the others wait for it.
     """
     target = out / MODEL_DIR
     if not _is_main_process():
@@ -215,9 +218,21 @@ def publish_model(
         return target
     try:
         _publish(model, out, target, info, extra_files=extra_files, eval_fn=eval_fn)
+        if not keep_checkpoints:
+            _drop_checkpoints(out / CHECKPOINTS_DIR)
     finally:
         _barrier()
     return target
+
+
+def _drop_checkpoints(folder: Path) -> None:
+    """Remove a finished run's checkpoints: renamed aside first, so a half-deleted folder is
+    never mistaken for checkpoints to resume from."""
+    if not folder.exists():
+        return
+    trash = folder.with_name(f".{folder.name}.old-{uuid.uuid4().hex[:8]}")
+    os.replace(folder, trash)
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def _publish(

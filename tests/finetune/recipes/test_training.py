@@ -80,7 +80,7 @@ def logicol_run(world, tmp_path_factory):
     args = ContrastiveArgs(
         train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"), out=str(out),
         atoms=str(world / "atoms.jsonl"), max_steps=4, save_steps=2, batch_size=8,
-        max_seq_length=64, limit=48, alpha=0.5,
+        max_seq_length=64, limit=48, alpha=0.5, keep_checkpoints=True,
     )  # fmt: skip
     with pytest.raises(KeyboardInterrupt):
         train_contrastive(args, callbacks=[_stop_at(2)])
@@ -196,6 +196,9 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
         save_steps=3, batch_size=8, max_seq_length=64, limit=24, lr=1e-4,
     )  # fmt: skip
     model_dir = train_lore(args)
+    # published, so the checkpoints (resume state only) are gone, nothing half-deleted left
+    assert not (tmp_path / "lore" / "checkpoints").exists()
+    assert sorted(p.name for p in (tmp_path / "lore").iterdir()) == ["model"]
     meta, info = _query_only_marker_and_card(model_dir)
     base_fp = meta["document_encoder"]["weights_sha256"]
     assert info["loss"]["class"] == "LoreLoss" and info["loss"]["config"]["beta"] == 3.0
