@@ -91,15 +91,20 @@ class Retr:
         ]
 
 
-def test_run_with_compare_end_to_end(tmp_path, monkeypatch, fake_generator, canned_llm):
+def _questions(monkeypatch, n):
+    """``n`` ELI5-like questions whose reference is "the good answer"; no exclusion filter."""
     examples = [
         SimpleNamespace(
             id=f"q{i}", question=f"question {i}", answers=["the good answer"], short_answers=[]
         )
-        for i in range(6)
+        for i in range(n)
     ]
     monkeypatch.setattr(runner_mod, "_load_examples", lambda config: examples)
     monkeypatch.setattr(runner_mod, "_exclusion_filter", lambda: None)
+
+
+def test_run_with_compare_end_to_end(tmp_path, monkeypatch, fake_generator, canned_llm):
+    _questions(monkeypatch, 6)
 
     def answer(prompt):  # better passages -> better answer
         return "the good answer" if "GOODDOC" in prompt else "something else"
@@ -147,14 +152,7 @@ def test_run_with_compare_end_to_end(tmp_path, monkeypatch, fake_generator, cann
 def test_three_retrievers_all_pairs_and_reuse_of_identical_prompts(
     tmp_path, monkeypatch, fake_generator, canned_llm
 ):
-    examples = [
-        SimpleNamespace(
-            id=f"q{i}", question=f"question {i}", answers=["the good answer"], short_answers=[]
-        )
-        for i in range(5)
-    ]
-    monkeypatch.setattr(runner_mod, "_load_examples", lambda config: examples)
-    monkeypatch.setattr(runner_mod, "_exclusion_filter", lambda: None)
+    _questions(monkeypatch, 5)
     generator = fake_generator(lambda p: "the good answer" if "GOODDOC" in p else "something else")
 
     def judge(prompt):
