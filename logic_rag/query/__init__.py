@@ -30,6 +30,7 @@ from logic_rag.query.auto import AutoDecomposer, make_decomposer
 from logic_rag.query.decompose import Decomposer, Decomposition
 from logic_rag.query.llm import LLMDecomposer, extract_json
 from logic_rag.query.quest import parse_marked, parse_quest_record, read_quest_jsonl
+from logic_rag.query.redundancy import drop_implied_conjuncts
 from logic_rag.query.rules import RuleDecomposer
 from logic_rag.query.templates import TEMPLATES, from_template, template_arity, to_template
 
@@ -50,6 +51,7 @@ __all__ = [
     "RuleDecomposer",
     "atoms",
     "canonical",
+    "drop_implied_conjuncts",
     "evaluate",
     "extract_json",
     "from_json",

@@ -14,6 +14,7 @@ Fallbacks are not cached, so a later run with a better model tries again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -25,6 +26,7 @@ from typing import Any
 from logic_rag.atomic import atomic_write_jsonl
 from logic_rag.query.algebra import QUERY_JSON_SCHEMA, Atom, LogicalQuery, from_json, to_json
 from logic_rag.query.decompose import Decomposition, require_text
+from logic_rag.query.redundancy import drop_implied_conjuncts
 
 __all__ = ["LLMDecomposer", "PROMPT_TEMPLATE", "QUERY_GBNF", "extract_json"]
 
@@ -174,18 +176,23 @@ class LLMDecomposer:
     # ----------------------------------------------------------------------------- public
 
     def decompose(self, text: str) -> Decomposition:
-        """Decompose ``text``; empty or whitespace-only text raises ``ValueError``."""
+        """Decompose ``text``; empty or whitespace-only text raises ``ValueError``.
+
+        The model's reading is cached as it answered; what is returned has conjuncts that
+        a sibling implies removed (:func:`~logic_rag.query.redundancy.drop_implied_conjuncts`:
+        small models turn "Dave Eggers books" into ``Dave Eggers books AND books``).
+        """
         key = _cache_key(require_text(text))
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None:
-            return cached
+            return _simplified(cached)
         result = self._ask(text.strip())
         if result.source != "fallback":
             with self._lock:
                 self._cache[key] = result
                 self._save_cache()
-        return result
+        return _simplified(result)
 
     # ---------------------------------------------------------------------------- helpers
 
@@ -255,6 +262,10 @@ class LLMDecomposer:
             for key, d in self._cache.items()
         )
         atomic_write_jsonl(self.cache_path, rows)
+
+
+def _simplified(result: Decomposition) -> Decomposition:
+    return dataclasses.replace(result, query=drop_implied_conjuncts(result.query))
 
 
 def _cache_key(text: str) -> str:

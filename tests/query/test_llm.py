@@ -173,3 +173,15 @@ def test_corrupt_cache_lines_are_skipped_with_file_and_line(tmp_path) -> None:
         assert any(m.startswith(f"{path}:{lineno}: skipping corrupt") for m in messages)
     assert dec.decompose("ok").query == Atom("ok atom")
     assert dec.decompose("bad schema").query == GOOD  # not cached: the model was asked
+
+
+def test_implied_conjuncts_are_dropped_but_cached_as_answered(tmp_path) -> None:
+    redundant = And((Atom("Dave Eggers books"), Atom("books")))
+    fake = Fake(json.dumps(to_json(redundant)))
+    cache = tmp_path / "cache.jsonl"
+    first = LLMDecomposer(fake, cache_path=cache).decompose("Dave Eggers books")
+    assert first.query == Atom("Dave Eggers books") and first.confidence == pytest.approx(0.9)
+    row = json.loads(cache.read_text().splitlines()[0])
+    assert row["query"] == to_json(redundant)  # the model's own reading stays on record
+    again = LLMDecomposer(Fake("never asked"), cache_path=cache).decompose("Dave Eggers books")
+    assert again.query == Atom("Dave Eggers books")
