@@ -199,8 +199,17 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def _summary_line(results: dict[str, Any]) -> str:
+    """One JSON line of means; with --compare, one row per retriever under ``runs``."""
     keys = ("n", "correctness", "answer_relevancy", "rougeL", "str_em", "parse_failures")
-    return json.dumps({k: results[k] for k in keys if k in results})
+    line = {k: results[k] for k in keys if k in results}
+    if results.get("runs"):
+        line["runs"] = {
+            run["label"]: {
+                name: block.get("mean") for name, block in run.get("metrics", {}).items()
+            }
+            for run in results["runs"]
+        }
+    return json.dumps(line)
 
 
 def run_from_args(args: argparse.Namespace) -> int:

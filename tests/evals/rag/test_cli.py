@@ -215,3 +215,20 @@ def test_compare_repeats_with_strategies_and_no_pairwise():
     ]
     assert [Path(c.out).name for c in subs] == ["compare", "compare-2"]
     assert all(c.compare == () for c in subs)
+
+
+def test_summary_line_names_every_retriever():
+    from logic_rag.evals.rag.cli import _summary_line
+
+    results = {
+        "n": 2,
+        "rougeL": 0.2,
+        "runs": [
+            {"label": "a@vanilla", "metrics": {"rougeL": {"mean": 0.2}}},
+            {"label": "b@rerank", "metrics": {"rougeL": {"mean": 0.3}}},
+        ],
+    }
+    line = json.loads(_summary_line(results))
+    assert line["rougeL"] == 0.2
+    assert line["runs"] == {"a@vanilla": {"rougeL": 0.2}, "b@rerank": {"rougeL": 0.3}}
+    assert "runs" not in json.loads(_summary_line({"n": 1}))
