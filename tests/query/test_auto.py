@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from logic_rag.query import Atom, Decomposition, Not, Or
-from logic_rag.query.auto import LLM_FIRST_TRY, AutoDecomposer, make_decomposer
+from logic_rag.query.auto import LLM_FIRST_TRY, RULES_TRUSTED, AutoDecomposer, make_decomposer
 from logic_rag.query.llm import QUERY_GBNF, LLMDecomposer
 from logic_rag.query.rules import RuleDecomposer
 
@@ -32,8 +32,10 @@ def test_auto_asks_the_llm_only_where_the_rules_are_unsure() -> None:
     llm = Fixed(Decomposition(Atom("llm"), LLM_FIRST_TRY, "llm"))
     auto = AutoDecomposer(sure, llm)
     assert auto.decompose("x").source == "rules" and llm.calls == 0
-    unsure = Fixed(Decomposition(Atom("rules"), 0.6, "rules"))
-    assert AutoDecomposer(unsure, llm).decompose("x").source == "llm"
+    fair = Fixed(Decomposition(Atom("rules"), RULES_TRUSTED, "rules"))
+    assert AutoDecomposer(fair, llm).decompose("x").source == "rules" and llm.calls == 0
+    unsure = Fixed(Decomposition(Atom("rules"), RULES_TRUSTED - 0.01, "rules"))
+    assert AutoDecomposer(unsure, llm).decompose("x").source == "llm" and llm.calls == 1
     failed = Fixed(Decomposition(Atom("x"), 0.0, "fallback"))
     assert AutoDecomposer(unsure, failed).decompose("x").source == "rules"  # keep the rules'
     with pytest.raises(ValueError):
