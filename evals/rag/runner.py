@@ -105,8 +105,7 @@ class RagEvalConfig:
         elif isinstance(self.compare, str):
             self.compare = (self.compare,)
         self.compare = tuple(self.compare)
-        for spec in self.compare:
-            split_retriever_spec(spec, self.strategy)  # raises on an unknown strategy
+        # compare_config splits each spec, so an unknown strategy is refused here
         labels = [self.label, *(self.compare_config(i).label for i in range(len(self.compare)))]
         repeated = sorted({x for x in labels if labels.count(x) > 1})
         if repeated:
@@ -503,7 +502,8 @@ def _process_item(
     timings["retrieve_s"] = time.perf_counter() - t0
 
     prompt = build_rag_prompt(example.question, hits, config.dataset)
-    key = _prompt_key(config, prompt, _reference(example))
+    reference = _reference(example)
+    key = _prompt_key(config, prompt, reference)
     earlier = ctx.answered.get(key)
     if earlier is not None and all(m in earlier[1].get("metrics", {}) for m in config.judges):
         return _reused(example, hits, key, *earlier, timings)
@@ -518,7 +518,6 @@ def _process_item(
     judge_raw: dict[str, str | None] = {}
     if ctx.judges is not None:
         t0 = time.perf_counter()
-        reference = _reference(example)
         for metric in config.judges:
             if not answer:  # nothing to judge: neither a score nor a parse failure
                 judge_raw[metric] = "(empty answer: not judged)"
