@@ -6,7 +6,8 @@ constraint verifiers -> logic -> ranking. Each named strategy is one composition
 
 =================  ===================================================================
 ``vanilla``        whole-query dense retrieval, no logic
-``rerank``         whole-query candidates + ``rerank_weight`` × soft truth of the logic
+``rerank``         whole-query candidates: cosine prior + ``rerank_weight`` × soft truth
+                   of the logic (under a negation the prior is half the positive part's)
 ``setops``         soft set algebra over calibrated atom scores; candidates from the
                    whole query and every positive atom
 ``fusion``         score fusion of raw atom similarities (AND +, OR max, NOT −)

@@ -110,12 +110,32 @@ def test_errors(small_logic_retriever):
 
 
 def test_with_config_changes_only_the_knobs(small_logic_retriever):
-    strict = small_logic_retriever.with_config(rerank_weight=0.0)
+    strict = small_logic_retriever.with_config(rerank_weight=0.0, positive_prior=0.0)
     query = "Italian crime films that are not 1970s films"
     plain = small_logic_retriever.search(query, k=10, strategy="vanilla")
     assert [h.id for h in strict.search(query, k=10, strategy="rerank")] == [h.id for h in plain]
     assert strict.config.rerank_weight == 0.0
     assert small_logic_retriever.config.rerank_weight == LogicConfig().rerank_weight
+
+
+def test_positive_prior_ranks_a_negation_by_its_positive_part(small_logic_retriever):
+    """With no truth weight and the whole prior from the positive part, ``rerank`` orders
+    the whole query's candidates by the positive atom's cosine (computed here by hand)."""
+    query = "Italian crime films that are not 1970s films"
+    lr = small_logic_retriever.with_config(rerank_weight=0.0, positive_prior=1.0)
+    decomposed = lr.decompose(query)
+    positive = [a.text for a in decomposed.query.args if not isinstance(a, Not)]
+    assert positive and len(positive) < len(decomposed.query.args)
+    dense = small_logic_retriever.dense
+    pool = dense.search(query, 100)
+    vectors = dense.encoder.encode_queries(positive)
+    rows = {d.id: i for i, d in enumerate(dense.documents)}
+    doc_vectors = dense.index.vectors()
+    by_hand = sorted(pool, key=lambda h: -float((doc_vectors[rows[h.id]] @ vectors.T).mean()))
+    got = lr.search(query, k=10, strategy="rerank")
+    assert [h.id for h in got] == [h.id for h in by_hand[:10]]
+    with pytest.raises(ValueError, match="positive_prior"):
+        LogicConfig(positive_prior=1.5)
 
 
 class _KeywordVerifier:

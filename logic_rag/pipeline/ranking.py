@@ -1,7 +1,9 @@
 """The last stages: combine signals into a score, keep the top k, continue the ranking.
 
 * :class:`Combine` scores every candidate as a weighted sum of named signals: ``cosine``
-  (whole-query cosine, computed for every candidate), ``truth`` (soft logic), ``fusion``,
+  (whole-query cosine, computed for every candidate), ``positive_cosine`` (the mean cosine
+  of the query's positive atoms when the query negates one, else ``cosine``), ``truth``
+  (soft logic), ``fusion``,
   ``rrf`` (reciprocal-rank fusion of the candidate sources), or any source's own score by
   its name (``dense``, ``bm25``, ``splade`` …; documents it did not return score below
   its lowest).
@@ -20,11 +22,26 @@ import numpy as np
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.stage import Stage
 from logic_rag.pipeline.state import QueryState, SearchBatch
+from logic_rag.query.algebra import positive_atoms
 
-__all__ = ["Combine", "TopK", "Backfill", "signal"]
+__all__ = ["Combine", "TopK", "Backfill", "signal", "positive_texts"]
 
 #: Reciprocal-rank-fusion constant (Cormack et al.).
 RRF_K = 60
+
+
+def positive_texts(state: QueryState) -> list[str]:
+    """The texts whose mean cosine is ``positive_cosine``: the positive atoms of a query
+    that negates something, else (no negation, or nothing positive) the whole query.
+
+    Why: a whole-query embedding of "crime films that are not set in England" sits near
+    the films set in England too, so as a ranking prior it pulls towards what the query
+    excludes. The positive atoms' embeddings do not carry the negated words.
+    """
+    if not state.plan.negated:
+        return [state.plan.text]
+    texts = list(dict.fromkeys(a.text for a in positive_atoms(state.plan.logic)))
+    return texts or [state.plan.text]
 
 
 def signal(state: QueryState, name: str, ctx: SearchContext) -> np.ndarray:
@@ -34,6 +51,12 @@ def signal(state: QueryState, name: str, ctx: SearchContext) -> np.ndarray:
     if name == "cosine":
         query = ctx.vectors([state.plan.text])[0]
         values = ctx.resources.doc_vectors()[state.candidates] @ query
+    elif name == "positive_cosine":
+        texts = positive_texts(state)
+        if texts == [state.plan.text]:
+            values = signal(state, "cosine", ctx).copy()
+        else:
+            values = (ctx.resources.doc_vectors()[state.candidates] @ ctx.vectors(texts).T).mean(1)
     elif name == "rrf":
         values = np.zeros(len(state.candidates))
         position = {d: i for i, d in enumerate(state.candidates.tolist())}
@@ -46,7 +69,7 @@ def signal(state: QueryState, name: str, ctx: SearchContext) -> np.ndarray:
         floor = (min(by_doc.values()) if by_doc else 0.0) - 1.0
         values = np.array([by_doc.get(d, floor) for d in state.candidates.tolist()])
     else:
-        known = ["cosine", "rrf", *state.signals, *state.sources]
+        known = ["cosine", "positive_cosine", "rrf", *state.signals, *state.sources]
         raise KeyError(
             f"no signal {name!r} for this query; known here: {', '.join(known)}. A signal "
             f"like 'truth' needs its stage (SoftLogic) earlier in the pipeline"
@@ -72,8 +95,11 @@ class Combine(Stage):
         return cls(tuple(weights.items()), single)
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
-        if "cosine" in dict(self.weights) or self.single == "cosine":
+        weights = dict(self.weights)
+        if "cosine" in weights or self.single == "cosine":
             ctx.want([q.plan.text for q in batch])
+        if weights.get("positive_cosine") or self.single == "positive_cosine":
+            ctx.want([t for q in batch for t in positive_texts(q)])
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:

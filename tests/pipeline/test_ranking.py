@@ -7,7 +7,7 @@ import pytest
 
 from logic_rag.pipeline.ranking import RRF_K, Combine, TopK, signal
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
-from logic_rag.query.algebra import Atom
+from logic_rag.query.algebra import And, Atom, Not
 
 
 def _state() -> QueryState:
@@ -71,3 +71,58 @@ def test_backfill_continues_below_the_candidates(small_logic_retriever):
     plain = small_logic_retriever.dense.search("rivers of the north", 8)
     assert [h.id for h in hits] == [h.id for h in plain]
     assert all(a.score > b.score for a, b in zip(hits, hits[1:], strict=False))
+
+
+class _VectorsOnly:
+    """A test double of SearchContext: fixed query vectors and document vectors."""
+
+    def __init__(self, queries: dict[str, np.ndarray], docs: np.ndarray) -> None:
+        self.queries, self.docs = queries, docs
+        self.resources = self
+        self.wanted: list[str] = []
+
+    def doc_vectors(self) -> np.ndarray:
+        return self.docs
+
+    def vectors(self, texts):
+        return np.stack([self.queries[t] for t in texts])
+
+    def want(self, texts, depth: int = 0) -> None:
+        self.wanted.extend(texts)
+
+
+def _negation_state() -> tuple[QueryState, _VectorsOnly]:
+    logic = And((Atom("a"), Not(Atom("b")), Atom("c")))
+    state = QueryState(QueryPlan("a and c, not b", logic))
+    state.add_candidates("dense", np.array([0, 2, 3]), np.array([0.3, 0.2, 0.1]))
+    rng = np.random.default_rng(0)
+    ctx = _VectorsOnly(
+        {t: rng.normal(size=4) for t in ("a", "b", "c", "a and c, not b")},
+        rng.normal(size=(5, 4)),
+    )
+    return state, ctx
+
+
+def test_positive_cosine_is_the_positive_atoms_mean_under_a_negation():
+    state, ctx = _negation_state()
+    values = signal(state, "positive_cosine", ctx)  # type: ignore[arg-type]
+    q = ctx.queries
+    expected = [(ctx.docs[d] @ q["a"] + ctx.docs[d] @ q["c"]) / 2 for d in (0, 2, 3)]
+    assert values.tolist() == pytest.approx(expected)
+    assert not np.allclose(values, signal(state, "cosine", ctx))  # type: ignore[arg-type]
+    # Combine asks for the positive atoms' vectors up front (one encoder call per batch).
+    Combine.of(positive_cosine=1.0).prepare(SearchBatch([state], k=2), ctx)  # type: ignore[arg-type]
+    assert ctx.wanted == ["a", "c"]
+
+
+def test_positive_cosine_is_the_cosine_without_a_negation():
+    state, ctx = _negation_state()
+    plain = QueryState(QueryPlan("a and c, not b", Atom("a")))
+    plain.add_candidates("dense", state.candidates, np.zeros(3))
+    both = signal(plain, "positive_cosine", ctx)  # type: ignore[arg-type]
+    assert both.tolist() == signal(plain, "cosine", ctx).tolist()  # type: ignore[arg-type]
+    only_negated = QueryState(QueryPlan("a and c, not b", Not(Atom("b"))))
+    only_negated.add_candidates("dense", state.candidates, np.zeros(3))
+    assert signal(only_negated, "positive_cosine", ctx).tolist() == pytest.approx(  # type: ignore[arg-type]
+        signal(only_negated, "cosine", ctx).tolist()  # type: ignore[arg-type]
+    )
