@@ -295,7 +295,8 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="re-check only each query's N best candidates with --verifier (default: all)",
+        help="a cascade: --verifier re-checks and re-ranks only each query's N best "
+        "candidates by the embedding evidence; the rest follow in that order (default: all)",
     )
     p.add_argument(
         "--verifier-atoms",

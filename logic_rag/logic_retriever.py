@@ -439,6 +439,13 @@ class LogicRetriever:
         if state.probs is not None:
             for hit, j in zip(hits, order.tolist(), strict=False):
                 self._annotate(hit, state.plan, state.probs[:, j])
+        if state.set_aside is not None and state.set_aside[1] is not None:
+            # Candidates a Cutoff set aside keep the evidence they had before the cut.
+            aside_rows, aside_probs = state.set_aside
+            where = {row: j for j, row in enumerate(aside_rows.tolist())}
+            for hit, row in zip(hits[len(order) :], ids[len(order) :].tolist(), strict=False):
+                if row in where:
+                    self._annotate(hit, state.plan, aside_probs[:, where[row]])
         return self._finish(state, hits)
 
     def _annotate(self, hit: Hit, plan: QueryPlan, probs: np.ndarray) -> None:

@@ -187,6 +187,27 @@ def test_verify_top_limits_the_pairs_checked(small_logic_retriever):
     assert 0 < len(top3.scored) <= 3 * len({a for a, _ in top3.scored}) < len(everything.scored)
 
 
+def test_verify_top_is_a_cascade_over_the_embedding_ranking(small_logic_retriever):
+    """Brute force: the first ``top`` hits are the embedding pipeline's first ``top``,
+    ordered as a full re-check orders them; below them the embedding order continues."""
+    query = "Italian crime films that are not 1970s films"
+    top, k = 6, 15
+    embedding_only = small_logic_retriever.with_config(verify_weight=5.0)
+    first = embedding_only.search(query, k=k, strategy="verify")
+    full = embedding_only.with_config(verifier=_KeywordVerifier())
+    cascade = full.with_config(verifier_top=top)
+    everything = full.search(query, k=100, strategy="verify")
+    hits = cascade.search(query, k=k, strategy="verify")
+    head = {h.id for h in first[:top]}
+    assert [h.id for h in hits[:top]] == [h.id for h in everything if h.id in head]
+    assert [h.id for h in hits[top:]] == [h.id for h in first[top:]]
+    assert [h.id for h in hits] != [h.id for h in first]  # the re-check changed the order
+    assert all(a.score > b.score for a, b in zip(hits, hits[1:], strict=False))
+    # Hits below the cut keep the constraint scores the embedding evidence gave them.
+    assert all(h.constraint_scores for h in hits[top:])
+    assert hits[top].constraint_scores == first[top].constraint_scores
+
+
 def test_verify_config_errors_are_clear():
     with pytest.raises(ValueError, match="unknown verifier 'bogus'"):
         LogicConfig(verifier="bogus")

@@ -8,9 +8,12 @@
   its name (``dense``, ``bm25``, ``splade`` …; documents it did not return score below
   its lowest).
 * :class:`TopK` orders the candidates by score and keeps the batch's ``k``.
-* :class:`Backfill` continues with a source's ranking below the scored candidates when
-  fewer than ``k`` remain (PyTerrier's ``^``), so a query never returns fewer hits than
-  plain retrieval would.
+* :class:`Cutoff` keeps the best ``n`` candidates by the current score for the stages after
+  it (PyTerrier's ``%``), so a costly verifier re-ranks only what cheaper evidence ranked
+  high; the rest keep their order below.
+* :class:`Backfill` continues below the scored candidates when fewer than ``k`` remain
+  (PyTerrier's ``^``): first what a :class:`Cutoff` set aside, then the whole-query dense
+  ranking, so a query never returns fewer hits than plain retrieval would.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from logic_rag.pipeline.stage import Stage
 from logic_rag.pipeline.state import QueryState, SearchBatch
 from logic_rag.query.algebra import positive_atoms
 
-__all__ = ["Combine", "TopK", "Backfill", "signal", "positive_texts"]
+__all__ = ["Combine", "TopK", "Cutoff", "Backfill", "signal", "positive_texts"]
 
 #: Reciprocal-rank-fusion constant (Cormack et al.).
 RRF_K = 60
@@ -128,8 +131,32 @@ class TopK(Stage):
 
 
 @dataclass(frozen=True)
+class Cutoff(Stage):
+    """Keep each query's ``n`` best candidates by the current score (a cascade's cut).
+
+    Put it between a cheap ranking (``… >> Combine``) and a costly one (``>> Verify(llm)
+    >> SoftLogic() >> Combine``): the stages after it score ``n`` candidates instead of all
+    of them, and :class:`Backfill` puts the rest back below, in the cheap ranking's order.
+    """
+
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"Cutoff keeps n >= 1 candidates, got {self.n}")
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        for state in batch:
+            if len(state.candidates) > self.n:
+                if state.score is None:
+                    raise ValueError("Cutoff needs a score: put a Combine stage before it")
+                state.cut(self.n)
+
+
+@dataclass(frozen=True)
 class Backfill(Stage):
-    """Below the ranked candidates, continue the whole-query dense ranking up to ``k``."""
+    """Below the ranked candidates, continue up to ``k`` with what a :class:`Cutoff` set
+    aside (in its order), then with the whole-query dense ranking."""
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:
@@ -137,10 +164,14 @@ class Backfill(Stage):
             missing = batch.k - len(order)
             if missing <= 0:
                 continue
-            depth = min(len(state.candidates) + batch.k, len(ctx.resources))
-            _scores, ids = ctx.search(state.plan.text, depth)
-            seen = set(state.candidates.tolist())
-            tail = np.array([d for d in ids.tolist() if d not in seen][:missing], dtype=np.int64)
+            aside = state.set_aside[0] if state.set_aside is not None else np.zeros(0, np.int64)
+            tail = aside[:missing]
+            if len(tail) < missing:
+                depth = min(len(state.candidates) + len(aside) + batch.k, len(ctx.resources))
+                _scores, ids = ctx.search(state.plan.text, depth)
+                seen = set(state.candidates.tolist()) | set(aside.tolist())
+                more = [d for d in ids.tolist() if d not in seen][: missing - len(tail)]
+                tail = np.concatenate([tail, np.array(more, dtype=np.int64)])
             if len(tail):
                 scores = state.score[order] if state.score is not None else np.zeros(0)
                 floor = (scores.min() if len(scores) else 0.0) - 1.0

@@ -69,6 +69,9 @@ class QueryState:
         score: the final ranking score, aligned with ``candidates``.
         ranked: the final order, as positions into ``candidates`` (best first).
         tail: documents (rows, scores) appended below the ranked candidates (backfill).
+        set_aside: candidates a :class:`~logic_rag.pipeline.ranking.Cutoff` removed, best
+            first, with their constraint probabilities then (or ``None``); backfill
+            appends them first, in that order.
         info: notes that end up in every hit's ``logic`` (e.g. a capped composition).
     """
 
@@ -82,6 +85,7 @@ class QueryState:
     score: np.ndarray | None = None
     ranked: np.ndarray | None = None
     tail: tuple[np.ndarray, np.ndarray] | None = None
+    set_aside: tuple[np.ndarray, np.ndarray | None] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     frozen: bool = False
 
@@ -110,6 +114,32 @@ class QueryState:
     def freeze(self) -> None:
         """Fix the candidate set; called by the first stage that scores candidates."""
         self.frozen = True
+
+    def cut(self, keep: int) -> None:
+        """Keep the ``keep`` best candidates by ``score`` and set the rest aside, in order.
+
+        Every per-candidate array (signals, probabilities, evidence, verifier names, score)
+        is cut the same way, so later stages see a smaller, consistent candidate set.
+        """
+        if self.score is None:
+            raise ValueError("cut needs a score: put a Combine stage before it")
+        order = np.argsort(-self.score, kind="stable")
+        head, rest = order[:keep], order[keep:]
+        if not len(rest):
+            return
+        aside_probs = None if self.probs is None else self.probs[:, rest]
+        self.set_aside = (self.candidates[rest], aside_probs)
+        self.candidates = self.candidates[head]
+        self.signals = {name: values[head] for name, values in self.signals.items()}
+        if self.probs is not None:
+            self.probs = self.probs[:, head]
+        if self.evidence is not None:
+            self.evidence = self.evidence[:, head]
+        if self.checked_by:
+            self.checked_by = [self.checked_by[i] for i in head.tolist()]
+        self.score = self.score[head]
+        self.ranked = None
+        self.freeze()
 
     def set_signal(self, name: str, values: np.ndarray) -> None:
         values = np.asarray(values, dtype=np.float64)

@@ -138,7 +138,8 @@ class Verify(Stage):
     """Fill every query's constraint probabilities with ``verifier``.
 
     With ``top``, only each query's ``top`` best candidates by the current score are
-    checked (for costly verifiers: an LLM re-checks what cheaper evidence ranked high).
+    checked; all candidates are still ranked together afterwards. To re-rank only the best
+    candidates and keep the rest below (a cascade), put a ``Cutoff`` before this stage.
     With ``polarity`` ``positive`` (or ``negated``), only the atoms the query asks for (or
     excludes) are checked: a verifier can be good at confirming membership and poor at
     refuting it. Entries not checked keep what an earlier verifier gave them. ``weight``

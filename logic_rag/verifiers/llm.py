@@ -9,9 +9,10 @@ nothing needs parsing. The page comes first so that a runtime with prefix cachin
 (llama.cpp, vLLM) reuses it across a query's atoms; pairs are sent grouped by page.
 
 Cost: one prompt of ~100-300 tokens per (atom, page) pair. On 2 CPU cores that is about a
-second per pair with Qwen2.5-1.5B in llama.cpp, so the LLM re-checks only the top
-candidates (``Verify(LLMVerifier(), top=20)``); on a GPU with vLLM it checks hundreds of
-pairs per second.
+second per pair with Qwen2.5-1.5B in llama.cpp, so on a CPU the LLM re-ranks only the
+best candidates of a cheaper ranking (a cascade: ``… >> Combine >> Cutoff(40) >>
+Verify(LLMVerifier()) >> SoftLogic() >> Combine``, what ``LogicConfig(verifier_top=40)``
+builds; ~1 min per QUEST query); on a GPU with vLLM it checks hundreds of pairs per second.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logic_rag.pipeline.ranking import RRF_K, Combine, TopK, signal
+from logic_rag.pipeline.ranking import RRF_K, Combine, Cutoff, TopK, signal
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
 from logic_rag.query.algebra import And, Atom, Not
 
@@ -126,3 +126,50 @@ def test_positive_cosine_is_the_cosine_without_a_negation():
     assert signal(only_negated, "positive_cosine", ctx).tolist() == pytest.approx(  # type: ignore[arg-type]
         signal(only_negated, "cosine", ctx).tolist()  # type: ignore[arg-type]
     )
+
+
+def test_cut_keeps_the_best_and_sets_the_rest_aside_consistently():
+    state = _state()  # candidates 10, 11, 12, 13
+    state.set_signal("x", np.array([0.1, 0.9, 0.5, 0.7]))
+    state.set_probs(np.array([[0.2, 0.8, 0.4, 0.6]]), np.array([[2.0, 8.0, 4.0, 6.0]]), "emb")
+    batch = SearchBatch([state], k=3)
+    Combine.of(x=1.0).run(batch, ctx=None)  # type: ignore[arg-type]
+    Cutoff(2).run(batch, ctx=None)  # type: ignore[arg-type]
+    assert state.candidates.tolist() == [11, 13]
+    assert state.signals["x"].tolist() == [0.9, 0.7]
+    assert state.probs.tolist() == [[0.8, 0.6]] and state.evidence.tolist() == [[8.0, 6.0]]
+    assert state.score.tolist() == [0.9, 0.7] and state.checked_by == ["emb", "emb"]
+    rows, probs = state.set_aside
+    assert rows.tolist() == [12, 10] and probs.tolist() == [[0.4, 0.2]]
+    with pytest.raises(RuntimeError, match="after scoring began"):
+        state.add_candidates("late", np.array([99]), np.array([1.0]))
+
+
+def test_cutoff_needs_a_score_and_a_positive_size():
+    state = _state()
+    with pytest.raises(ValueError, match="Combine"):
+        Cutoff(2).run(SearchBatch([state], k=2), ctx=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n >= 1"):
+        Cutoff(0)
+    Cutoff(10).run(SearchBatch([state], k=2), ctx=None)  # type: ignore[arg-type]  # fewer: no-op
+    assert state.set_aside is None and len(state.candidates) == 4
+
+
+def test_backfill_puts_the_set_aside_first_then_dense(small_logic_retriever):
+    from logic_rag.candidates import DenseCandidates
+    from logic_rag.pipeline.ranking import Backfill
+
+    query = "rivers of the north"
+    cascade = (
+        DenseCandidates(6)
+        >> Combine.of(dense=1.0)
+        >> Cutoff(2)
+        >> Combine.of(dense=-1.0)
+        >> TopK()
+        >> Backfill()
+    )
+    hits = small_logic_retriever.search(query, 9, strategy=cascade)
+    plain = [h.id for h in small_logic_retriever.dense.search(query, 9)]
+    # The best two, re-ranked (reversed), then the four set aside, then dense below them.
+    assert [h.id for h in hits] == [plain[1], plain[0], *plain[2:9]]
+    assert all(a.score > b.score for a, b in zip(hits, hits[1:], strict=False))
