@@ -51,3 +51,23 @@ def test_verify_with_the_llm_separates_members_on_real_pages(quest_novel_pages, 
     assert auc >= 0.75, (auc, p)
     top5 = [h.id for h in hits[:5]]
     assert sum(member[t] for t in top5) >= 4, top5
+
+
+def test_the_llm_cascade_re_ranks_only_the_top_of_the_embedding_ranking(quest_novel_pages, minilm):
+    """``verifier_top``: Qwen re-checks the embedding ranking's best 4 pages, the rest keep
+    their embedding order and evidence."""
+    _qwen_or_skip()
+    from logic_rag import Document
+    from logic_rag.logic_retriever import LogicRetriever
+
+    docs = [Document(id=p["title"], title=p["title"], text=p["text"]) for p in quest_novel_pages]
+    embedding = LogicRetriever.build(docs, model=minilm)
+    first = embedding.search(ATOM, k=len(docs), strategy="verify")
+    cascade = embedding.with_config(verifier="llm:qwen2.5-1.5b", verifier_top=4)
+    hits = cascade.search(ATOM, k=len(docs), strategy="verify")
+    assert {h.id for h in hits[:4]} == {h.id for h in first[:4]}
+    assert [h.id for h in hits[4:]] == [h.id for h in first[4:]]
+    before = {h.id: h.constraint_scores[ATOM] for h in first}
+    after = {h.id: h.constraint_scores[ATOM] for h in hits}
+    assert all(after[h.id] == before[h.id] for h in hits[4:])  # not re-checked
+    assert any(after[h.id] != before[h.id] for h in hits[:4])  # the LLM's verdicts
