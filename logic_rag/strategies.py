@@ -16,7 +16,8 @@ builds from the retriever's :class:`LogicConfig`. A new strategy is one entry::
 
 ``prior`` is the whole-query cosine; for a query that negates an atom it is blended half
 and half with the positive atoms' mean cosine (``LogicConfig.positive_prior``).
-Run ``logic-rag strategies`` (or read :data:`STRATEGIES`) for the full list.
+``logic-rag search --help`` lists every strategy; :data:`STRATEGIES` holds them with their
+descriptions.
 """
 
 from __future__ import annotations
