@@ -148,9 +148,7 @@ class Cutoff(Stage):
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:
             if len(state.candidates) > self.n:
-                if state.score is None:
-                    raise ValueError("Cutoff needs a score: put a Combine stage before it")
-                state.cut(self.n)
+                state.cut(self.n)  # raises without a score: a Combine must come first
 
 
 @dataclass(frozen=True)
