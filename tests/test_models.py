@@ -237,3 +237,22 @@ def test_the_shipped_default_is_embeddinggemma_and_the_environment_overrides_it(
     assert default_dense_model() == "embeddinggemma-300m"
     monkeypatch.setenv("LOGIC_RAG_DEFAULT_MODEL", "minilm")
     assert default_dense_model() == "minilm"
+
+
+def test_models_listing_marks_the_defaults(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`logic-rag models` marks the dense model used when none is named (it used to call
+    MiniLM the default after EmbeddingGemma became it), and follows LOGIC_RAG_DEFAULT_MODEL."""
+    from logic_rag.cli import main
+
+    def marked() -> set[str]:
+        out = capsys.readouterr().out
+        return {line.split()[0] for line in out.splitlines() if line.endswith("[default]")}
+
+    monkeypatch.delenv("LOGIC_RAG_DEFAULT_MODEL", raising=False)
+    assert main(["models"]) == 0
+    assert marked() == {"embeddinggemma-300m", "splade-tiny"}
+    monkeypatch.setenv("LOGIC_RAG_DEFAULT_MODEL", "minilm")
+    assert main(["models"]) == 0
+    assert marked() == {"minilm", "splade-tiny"}
