@@ -306,6 +306,14 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         default="positive",
         help="which atoms --verifier re-checks (default: positive)",
     )
+    p.add_argument(
+        "--verifier-weight",
+        type=float,
+        default=1.0,
+        metavar="W",
+        help="share of --verifier's verdict in each re-checked atom's probability; the rest "
+        "stays the embedding evidence (default: 1, replace it)",
+    )
     for size in ("tensor", "pipeline"):
         p.add_argument(
             f"--{size}-parallel-size",
@@ -320,8 +328,8 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
 def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     """LogicConfig changes from the verifier flags (empty when none was given)."""
     if args.verifier is None:
-        if args.verifier_top is not None:
-            raise ValueError("--verifier-top needs --verifier")
+        if args.verifier_top is not None or args.verifier_weight != 1.0:
+            raise ValueError("--verifier-top and --verifier-weight need --verifier")
         if args.tensor_parallel_size != 1 or args.pipeline_parallel_size != 1:
             raise ValueError("--tensor/--pipeline-parallel-size need --verifier llm:vllm:MODEL")
         return {}
@@ -345,6 +353,7 @@ def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
         "verifier": verifier,
         "verifier_top": args.verifier_top,
         "verifier_atoms": args.verifier_atoms,
+        "verifier_weight": args.verifier_weight,
     }
 
 

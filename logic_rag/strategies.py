@@ -78,6 +78,9 @@ class LogicConfig:
             ``verifier_top`` of them, and the rest follow in their order (``Cutoff``).
             ``None`` re-checks every candidate. On QUEST-attr 40 keeps almost all of the
             LLM's gain (see README).
+        verifier_weight: share of the second verifier's verdict in each re-checked atom's
+            probability, the rest staying the embedding evidence (1 replaces it). The
+            QUEST-trained cross-encoder of the README's table was blended at 0.5.
     """
 
     candidates: int = 100
@@ -96,6 +99,7 @@ class LogicConfig:
     verifier: str | Verifier | None = None
     verifier_atoms: Polarity = "positive"
     verifier_top: int | None = None
+    verifier_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
@@ -104,6 +108,8 @@ class LogicConfig:
             raise ValueError("verify_atom_candidates must be >= 0")
         if self.verifier_top is not None and self.verifier_top < 1:
             raise ValueError("verifier_top must be >= 1 (or None for every candidate)")
+        if not 0.0 < self.verifier_weight <= 1.0:
+            raise ValueError("verifier_weight must be in (0, 1]")
         if self.verifier_atoms not in ("all", "positive", "negated"):
             raise ValueError("verifier_atoms must be 'all', 'positive' or 'negated'")
         if isinstance(self.verifier, str):
@@ -167,7 +173,9 @@ def _verify(cfg: LogicConfig) -> Stage:
                 >> _prior_and(cfg, truth=cfg.verify_weight)
                 >> Cutoff(cfg.verifier_top)
             )
-        pipeline = pipeline >> Verify(second, polarity=cfg.verifier_atoms)
+        pipeline = pipeline >> Verify(
+            second, polarity=cfg.verifier_atoms, weight=cfg.verifier_weight
+        )
     return (
         pipeline
         >> SoftLogic(cfg.tnorm)

@@ -61,7 +61,13 @@ def test_index_then_search_json(tmp_path, capsys):
     assert main([*argv, "--strategy", "verify", "--verifier", "magic"]) == 2
     assert "unknown verifier 'magic'" in capsys.readouterr().err
     assert main([*argv, "--strategy", "verify", "--verifier-top", "3"]) == 2
-    assert "--verifier-top needs --verifier" in capsys.readouterr().err
+    assert "--verifier-top and --verifier-weight need --verifier" in capsys.readouterr().err
+    assert main([*argv, "--strategy", "verify", "--verifier-weight", "0.5"]) == 2
+    assert "need --verifier" in capsys.readouterr().err
+    verify_with = [*argv, "--strategy", "verify", "--verifier", "embedding"]
+    assert main([*verify_with, "--verifier-weight", "0"]) == 2
+    assert "verifier_weight must be in (0, 1]" in capsys.readouterr().err
+    assert main([*verify_with, "--verifier-weight", "0.5"]) == 0
 
 
 def test_errors_are_reported_not_raised(tmp_path, capsys):

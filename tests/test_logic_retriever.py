@@ -208,6 +208,30 @@ def test_verify_top_is_a_cascade_over_the_embedding_ranking(small_logic_retrieve
     assert hits[top].constraint_scores == first[top].constraint_scores
 
 
+def test_verifier_weight_blends_the_verdict_with_the_embedding_evidence(small_logic_retriever):
+    """verifier_weight=0.5: each positive atom's probability is half the keyword verdict and
+    half the embedding evidence; negated atoms keep the embedding evidence alone."""
+    query = "Italian crime films that are not 1970s films"
+    embedding = {
+        h.id: h.constraint_scores
+        for h in small_logic_retriever.search(query, k=100, strategy="verify")
+    }
+    half = small_logic_retriever.with_config(verifier=_KeywordVerifier(), verifier_weight=0.5)
+    hits = half.search(query, k=100, strategy="verify")
+    positive = {a.text for a in positive_atoms(small_logic_retriever.decompose(query).query)}
+    yes, no = 1 / (1 + np.exp(-4.6)), 1 / (1 + np.exp(4.6))
+    blended = 0
+    for hit in hits:
+        for name, p in hit.constraint_scores.items():
+            if name in positive:
+                verdict = yes if name.split()[-1].lower() in hit.text.lower() else no
+                assert p == pytest.approx(0.5 * verdict + 0.5 * embedding[hit.id][name], abs=2e-4)
+                blended += 1
+            else:
+                assert p == pytest.approx(embedding[hit.id][name], abs=2e-4)
+    assert blended >= len(hits)
+
+
 def test_verify_config_errors_are_clear():
     with pytest.raises(ValueError, match="unknown verifier 'bogus'"):
         LogicConfig(verifier="bogus")
@@ -215,3 +239,6 @@ def test_verify_config_errors_are_clear():
         LogicConfig(verifier_top=0)
     with pytest.raises(ValueError, match="verifier_atoms"):
         LogicConfig(verifier_atoms="some")  # type: ignore[arg-type]
+    for weight in (0.0, 1.5):
+        with pytest.raises(ValueError, match="verifier_weight"):
+            LogicConfig(verifier_weight=weight)
