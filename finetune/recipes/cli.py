@@ -55,6 +55,10 @@ _HELP = {
     "cached": "GradCache variant of the loss (large batches, bounded memory)",
     "nli": "folder with SNLI/MultiNLI files (the shared data's nli/) to mix in or train on",
     "nli_limit": "at most this many NLI pairs",
+    "teacher": "JSONL of {atom, title, score}: a slower verifier's verdicts on the training "
+    "queries' candidates, as soft labels (python -m logic_rag.finetune.verifier.teacher)",
+    "teacher_ratio": "teacher non-members (score < 0.5) kept per member, drawn at random "
+    "(0 keeps every pair)",
     "max_length": "tokens per (constraint, page) pair",
     "random_per_positive": "same-domain random negatives per positive",
     "hard_negatives": "add one hard-negative column per row: pages of the query's atoms known "

@@ -6,7 +6,9 @@ the real ``CrossEncoderTrainer``. Examples come from QUEST records
 (:mod:`.pairs`: positives from each template's logic and attributions; negatives from
 pages known to lie outside an atom, sibling atoms' pages and same-domain random pages),
 optionally mixed with NLI pairs (hypothesis, premise; entailment = 1), or NLI alone for a
-verifier that has never seen QUEST.
+verifier that has never seen QUEST, and with a slower verifier's verdicts on the training
+queries' candidates as soft labels (``--teacher``, from :mod:`.teacher`): distillation, the
+way a cross-encoder learns most of an LLM's judgement at a fiftieth of its cost.
 
 Run folder: ``OUT/checkpoints`` (resumed from the newest valid one, but only when the
 inputs' SHA-256 and the arguments match ``OUT/run.json``), ``OUT/model`` (appears only
@@ -39,7 +41,9 @@ class VerifierArgs:
 
     ``train`` may be left out when ``nli`` is given (a verifier that never saw QUEST).
     ``nli`` is a folder holding ``snli_dev.jsonl`` / ``snli_test.jsonl`` /
-    ``mnli_dev_matched.tsv`` (the shared data's ``nli`` folder) or ``none``.
+    ``mnli_dev_matched.tsv`` (the shared data's ``nli`` folder) or ``none``. ``teacher``
+    is a JSONL of ``{atom, title, score}`` soft labels (:mod:`.teacher`); ``base`` may be
+    a cross-encoder folder, to go on from an earlier run.
     """
 
     out: str
@@ -47,6 +51,8 @@ class VerifierArgs:
     docs: str | None = None
     nli: str | None = None
     nli_limit: int = 20000
+    teacher: str | None = None
+    teacher_ratio: float = 1.0
     base: str = "minilm"
     epochs: float = 2.0
     max_steps: int = -1
@@ -61,11 +67,16 @@ class VerifierArgs:
     device: str = "auto"
 
     def validate(self) -> None:
-        if self.train is None and self.nli is None:
-            raise VerifierArgsError("give --train (QUEST queries) and/or --nli (NLI folder)")
-        if self.train is not None and self.docs is None:
-            raise VerifierArgsError("--train needs --docs (the documents the titles name)")
-        for flag, path in (("train", self.train), ("docs", self.docs)):
+        if self.train is None and self.nli is None and self.teacher is None:
+            raise VerifierArgsError(
+                "give --train (QUEST queries), --nli (NLI folder) and/or --teacher (scores)"
+            )
+        for flag, path in (("train", self.train), ("teacher", self.teacher)):
+            if path is not None and self.docs is None:
+                raise VerifierArgsError(f"--{flag} needs --docs (the documents the titles name)")
+        if self.teacher_ratio < 0:
+            raise VerifierArgsError("--teacher-ratio must be >= 0 (0 keeps every teacher pair)")
+        for flag, path in (("train", self.train), ("docs", self.docs), ("teacher", self.teacher)):
             if path is not None and not Path(path).is_file():
                 raise VerifierArgsError(f"--{flag} {path}: no such file")
         if self.nli is not None and not Path(self.nli).is_dir():
@@ -117,9 +128,8 @@ def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], di
 
     examples: list[tuple[str, str, float]] = []
     counts: Counter[str] = Counter()
+    documents = _documents(args.docs) if args.docs is not None else {}
     if args.train is not None:
-        assert args.docs is not None
-        documents = _documents(args.docs)
         for pair in quest_pairs(
             read_records(args.train),
             documents,
@@ -133,6 +143,15 @@ def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], di
         examples += nli
         counts["nli"] = len(nli)
     random.Random(args.seed).shuffle(examples)
+    if args.teacher is not None:
+        from .teacher import read_teacher_examples
+
+        taught = read_teacher_examples(
+            args.teacher, documents, ratio=args.teacher_ratio, seed=args.seed
+        )
+        examples += taught
+        counts["teacher"] = len(taught)
+        random.Random(args.seed).shuffle(examples)
     return examples, dict(counts)
 
 
@@ -142,7 +161,7 @@ def _fingerprint(args: VerifierArgs) -> dict[str, Any]:
 
     files = {
         flag: file_sha256(path)
-        for flag, path in (("train", args.train), ("docs", args.docs))
+        for flag, path in (("train", args.train), ("docs", args.docs), ("teacher", args.teacher))
         if path is not None
     }
     if args.nli is not None:
@@ -151,7 +170,7 @@ def _fingerprint(args: VerifierArgs) -> dict[str, Any]:
             {f"nli/{p.name}": file_sha256(p) for p in sorted(folder.glob("*")) if p.is_file()}
         )
     settings = {k: v for k, v in asdict(args).items() if k not in ("out", "resume", "device")}
-    for flag in ("train", "docs", "nli"):
+    for flag in ("train", "docs", "nli", "teacher"):
         settings.pop(flag)
     return {
         "inputs": files,

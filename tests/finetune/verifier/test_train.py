@@ -76,6 +76,57 @@ def test_trains_publishes_and_refuses_to_resume_other_inputs(quest_files, tmp_pa
     assert recipe_main("verifier", [*argv, "--no-resume"]) == 0
 
 
-def test_arguments_are_checked(tmp_path):
+def test_teacher_scores_join_the_training_pairs(quest_files, tmp_path):
+    """--teacher adds the soft labels (balanced: each member and one other per member) to
+    the QUEST pairs, records the file's hash, and trains from a cross-encoder folder."""
+    from logic_rag.finetune.verifier.train import VerifierArgs, training_pairs
+
+    train, docs = quest_files
+    teacher = tmp_path / "teacher.jsonl"
+    scores = {"West 1": 0.95, "West 2": 0.8, "Noir": 0.1, "Book": 0.02, "Roma 1": 0.3}
+    teacher.write_text(
+        "".join(
+            json.dumps({"atom": "Westerns", "title": t, "score": s}) + "\n"
+            for t, s in scores.items()
+        )
+    )
+    args = VerifierArgs(
+        out=str(tmp_path / "r"), train=str(train), docs=str(docs), teacher=str(teacher)
+    )
+    examples, counts = training_pairs(args)
+    assert counts["teacher"] == 4 and counts["positive"] == 4
+    taught = [e for e in examples if 0.0 < e[2] < 1.0]
+    members = {e[1].split("\n")[0] for e in taught if e[2] >= 0.5}  # a page is "title\ntext"
+    assert members == {"West 1", "West 2"}
+    assert len(taught) == 4 and all(e[0] == "Westerns" for e in taught)
+
+    out = tmp_path / "run"
+    argv = ["--docs", str(docs), "--teacher", str(teacher), "--out", str(out), "--max-steps", "1"]
+    assert recipe_main("verifier", [*argv, "--batch-size", "2"]) == 0
+    info = json.loads((out / "model" / "logic_rag_training.json").read_text())
+    assert set(info["data"]) == {"docs", "teacher"} and info["examples"] == {"teacher": 4}
+    again = tmp_path / "again"  # go on from the first run's cross-encoder
+    argv = ["--docs", str(docs), "--teacher", str(teacher), "--base", str(out / "model")]
+    assert recipe_main("verifier", [*argv, "--out", str(again), "--max-steps", "1"]) == 0
+
+
+def test_arguments_are_checked(tmp_path, quest_files):
+    train, docs = quest_files
     with pytest.raises(SystemExit):
-        recipe_main("verifier", ["--out", str(tmp_path / "x")])  # neither --train nor --nli
+        recipe_main("verifier", ["--out", str(tmp_path / "x")])  # no --train, --nli, --teacher
+    with pytest.raises(SystemExit):  # a teacher file needs the documents its titles name
+        recipe_main("verifier", ["--out", str(tmp_path / "x"), "--teacher", str(train)])
+    with pytest.raises(SystemExit):
+        recipe_main(
+            "verifier",
+            [
+                "--out",
+                str(tmp_path / "x"),
+                "--train",
+                str(train),
+                "--docs",
+                str(docs),
+                "--teacher-ratio",
+                "-1",
+            ],
+        )
