@@ -38,6 +38,22 @@ def minilm():
 
 
 @pytest.fixture(scope="session")
+def qwen_1_5b() -> str:
+    """``qwen2.5-1.5b``, once it is installed: skips when it is not, but fails under
+    ``LOGIC_RAG_REQUIRE_MODELS=1`` (CI, where `make` installs it)."""
+    from logic_rag.errors import ModelNotFoundError
+    from logic_rag.models import resolve_model
+
+    try:
+        resolve_model("qwen2.5-1.5b")
+    except ModelNotFoundError as error:
+        if os.environ.get("LOGIC_RAG_REQUIRE_MODELS"):
+            raise
+        pytest.skip(f"qwen2.5-1.5b not installed ({error}); run `make`")
+    return "qwen2.5-1.5b"
+
+
+@pytest.fixture(scope="session")
 def msmarco_small(shared_data):
     """The first 300 MS MARCO passages plus every passage judged for the first 5 queries."""
     from logic_rag.corpus import load_beir

@@ -51,35 +51,24 @@ def read_teacher_examples(
     the loss. Bad lines raise ``CorpusFormatError`` with the file and line; a title that
     is not in ``documents`` too (the teacher scored another corpus).
     """
+    from logic_rag.corpus import read_jsonl
+
     path = Path(path)
     members: list[tuple[str, str, float]] = []
     others: list[tuple[str, str, float]] = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise CorpusFormatError(path, lineno, "expected a JSON object")
-            atom, title, score = row.get("atom"), row.get("title"), row.get("score")
-            if not isinstance(atom, str) or not atom.strip():
-                raise CorpusFormatError(path, lineno, '"atom" must be a non-empty string')
-            if not isinstance(title, str):
-                raise CorpusFormatError(path, lineno, '"title" must be a string')
-            if (
-                isinstance(score, bool)
-                or not isinstance(score, int | float)
-                or not 0.0 <= score <= 1.0
-            ):
-                raise CorpusFormatError(path, lineno, '"score" must be a number in [0, 1]')
-            if title not in documents:
-                raise CorpusFormatError(
-                    path, lineno, f"title {title!r} is not in --docs (a teacher of another corpus?)"
-                )
-            (members if score >= 0.5 else others).append((atom, documents[title], float(score)))
+    for lineno, row in read_jsonl(path):
+        atom, title, score = row.get("atom"), row.get("title"), row.get("score")
+        if not isinstance(atom, str) or not atom.strip():
+            raise CorpusFormatError(path, lineno, '"atom" must be a non-empty string')
+        if not isinstance(title, str):
+            raise CorpusFormatError(path, lineno, '"title" must be a string')
+        if isinstance(score, bool) or not isinstance(score, int | float) or not 0.0 <= score <= 1.0:
+            raise CorpusFormatError(path, lineno, '"score" must be a number in [0, 1]')
+        if title not in documents:
+            raise CorpusFormatError(
+                path, lineno, f"title {title!r} is not in --docs (a teacher of another corpus?)"
+            )
+        (members if score >= 0.5 else others).append((atom, documents[title], float(score)))
     if not members and not others:
         raise CorpusFormatError(path, None, "the file holds no teacher scores")
     if ratio > 0:

@@ -7,8 +7,6 @@ groups. Slow: the model loads in seconds on llama.cpp, ~50 s on transformers.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -17,21 +15,8 @@ pytestmark = pytest.mark.slow
 ATOM = "science fiction novels"
 
 
-def _qwen_or_skip() -> None:
-    from logic_rag.errors import ModelNotFoundError
-    from logic_rag.models import resolve_model
-
-    try:
-        resolve_model("qwen2.5-1.5b")
-    except ModelNotFoundError as error:
-        if os.environ.get("LOGIC_RAG_REQUIRE_MODELS"):
-            raise
-        pytest.skip(f"qwen2.5-1.5b not installed ({error}); run `make`")
-
-
-def test_verify_with_the_llm_separates_members_on_real_pages(quest_novel_pages, minilm):
+def test_verify_with_the_llm_separates_members_on_real_pages(quest_novel_pages, minilm, qwen_1_5b):
     pages = quest_novel_pages
-    _qwen_or_skip()
     from logic_rag import Document
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.strategies import LogicConfig
@@ -53,10 +38,11 @@ def test_verify_with_the_llm_separates_members_on_real_pages(quest_novel_pages, 
     assert sum(member[t] for t in top5) >= 4, top5
 
 
-def test_the_llm_cascade_re_ranks_only_the_top_of_the_embedding_ranking(quest_novel_pages, minilm):
+def test_the_llm_cascade_re_ranks_only_the_top_of_the_embedding_ranking(
+    quest_novel_pages, minilm, qwen_1_5b
+):
     """``verifier_top``: Qwen re-checks the embedding ranking's best 4 pages, the rest keep
     their embedding order and evidence."""
-    _qwen_or_skip()
     from logic_rag import Document
     from logic_rag.logic_retriever import LogicRetriever
 

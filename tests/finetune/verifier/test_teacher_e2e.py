@@ -9,7 +9,6 @@ others before the cross-encoder learns from them.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -70,20 +69,11 @@ def test_embedding_teacher_trains_a_cross_encoder_on_real_pages(
 
 @pytest.mark.slow
 def test_qwen_teacher_separates_members_and_trains_a_cross_encoder(
-    quest_novel_pages, minilm, tmp_path
+    quest_novel_pages, minilm, qwen_1_5b, tmp_path
 ):
-    from logic_rag.errors import ModelNotFoundError
-    from logic_rag.models import resolve_model
-
-    try:
-        resolve_model("qwen2.5-1.5b")
-    except ModelNotFoundError as error:
-        if os.environ.get("LOGIC_RAG_REQUIRE_MODELS"):
-            raise
-        pytest.skip(f"qwen2.5-1.5b not installed ({error}); run `make`")
     index, train, documents = _index_and_files(quest_novel_pages, minilm, tmp_path)
     train.write_text(json.dumps({"query": QUERIES[0], "docs": []}) + "\n")
-    rows = _teach_and_train(index, train, documents, "llm:qwen2.5-1.5b", tmp_path)
+    rows = _teach_and_train(index, train, documents, f"llm:{qwen_1_5b}", tmp_path)
     member = {p["title"]: "science fiction" in p["text"].lower() for p in quest_novel_pages}
     score = {r["title"]: r["score"] for r in rows if r["atom"] == QUERIES[0]}
     assert set(score) == set(member)
