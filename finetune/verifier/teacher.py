@@ -115,11 +115,11 @@ def teacher_pairs(
     return out
 
 
-def _documents_digest(documents: Sequence[Any]) -> str:
+def _documents_digest(resources: Any) -> str:
+    """One hash over the documents' ids and content hashes (the verifier cache's own)."""
     digest = hashlib.sha256()
-    for doc in documents:
-        digest.update(doc.id.encode("utf-8") + b"\x00")
-        digest.update(hashlib.sha256(doc.content.encode("utf-8")).digest())
+    for row, doc in enumerate(resources.documents):
+        digest.update(f"{doc.id}\x00{resources.doc_hash(row)}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
@@ -171,18 +171,19 @@ def score_teacher_pairs(
     queries = [str(r.get("query", "")) for r in records]
     if not queries or not all(q.strip() for q in queries):
         raise TeacherError("every training record needs a non-empty 'query'")
-    documents = retriever.documents
+    cfg = retriever.config
+    depths = {
+        "candidates": cfg.candidates if candidates is None else candidates,
+        "atom_candidates": cfg.verify_atom_candidates
+        if atom_candidates is None
+        else atom_candidates,
+    }
     meta = {
         "queries": hashlib.sha256("\n".join(queries).encode("utf-8")).hexdigest(),
-        "documents": _documents_digest(documents),
+        "documents": _documents_digest(retriever.resources),
         "verifier": verifier.fingerprint() if hasattr(verifier, "fingerprint") else repr(verifier),
         "atoms": atoms,
-        "candidates": [
-            candidates,
-            atom_candidates,
-            retriever.config.candidates,
-            retriever.config.verify_atom_candidates,
-        ],
+        **depths,
     }
     done: set[tuple[str, str]] = set()
     if partial.exists() and resume:
@@ -200,7 +201,7 @@ def score_teacher_pairs(
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(meta_path, meta)
 
-    titles = [d.title or d.id for d in documents]
+    titles = [d.title or d.id for d in retriever.documents]
     ctx = SearchContext(retriever.resources)
     with partial.open("a", encoding="utf-8") as handle:
         bar = tqdm(
@@ -209,30 +210,25 @@ def score_teacher_pairs(
         for start in bar:
             wanted: dict[str, list[int]] = {}
             for atom, rows in teacher_pairs(
-                retriever,
-                queries[start : start + chunk],
-                candidates=candidates,
-                atom_candidates=atom_candidates,
-                atoms=atoms,
+                retriever, queries[start : start + chunk], atoms=atoms, **depths
             ):
-                seen = set(wanted.get(atom, ()))
-                todo = [r for r in rows if (atom, titles[r]) not in done and r not in seen]
-                if todo:
-                    wanted.setdefault(atom, []).extend(todo)
+                for row in rows:
+                    if (atom, titles[row]) not in done:
+                        done.add((atom, titles[row]))  # written below, before the next chunk
+                        wanted.setdefault(atom, []).append(row)
             if not wanted:
                 continue
-            atoms = sorted(wanted)
-            verifier.prepare(atoms, ctx)
+            texts = sorted(wanted)
+            verifier.prepare(texts, ctx)
             ctx.run_wanted()
-            requests = [CheckRequest((a,), np.array(wanted[a], np.int64)) for a in atoms]
-            for atom, checked in zip(atoms, verifier.check(requests, ctx), strict=True):
+            requests = [CheckRequest((a,), np.array(wanted[a], np.int64)) for a in texts]
+            for atom, checked in zip(texts, verifier.check(requests, ctx), strict=True):
                 for row, p in zip(wanted[atom], checked.probs[0].tolist(), strict=True):
                     if not math.isfinite(p):
                         raise TeacherError(f"the verifier gave {p} for ({atom!r}, {titles[row]!r})")
                     handle.write(
                         json.dumps({"atom": atom, "title": titles[row], "score": p}) + "\n"
                     )
-                    done.add((atom, titles[row]))
             handle.flush()
     partial.replace(out)
     meta_path.unlink(missing_ok=True)

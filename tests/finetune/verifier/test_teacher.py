@@ -174,3 +174,17 @@ def test_scores_every_pair_once_and_resumes_after_an_interruption(small_logic_re
 def test_queries_must_not_be_empty(small_logic_retriever, tmp_path):
     with pytest.raises(TeacherError, match="non-empty 'query'"):
         score_teacher_pairs(small_logic_retriever, [{"query": " "}], _Recorder(), tmp_path / "t")
+
+
+def test_positive_atoms_only_holds_for_every_chunk(small_logic_retriever, tmp_path):
+    """atoms="positive" applies to every chunk, not only to the first one."""
+    lr = small_logic_retriever
+    kw = {"chunk": 1, "progress": False, "candidates": 3, "atom_candidates": 1}
+    records = [{"query": q} for q in ["westerns", *QUERIES]]  # the negation comes 2nd
+    out = score_teacher_pairs(
+        lr, records, _Recorder(), tmp_path / "t.jsonl", atoms="positive", **kw
+    )
+    taught = {json.loads(line)["atom"] for line in out.read_text().splitlines()}
+    positive = {a.text for plan in lr.plan(QUERIES) for a in positive_atoms(plan.logic)}
+    assert taught and taught <= positive | {"westerns"}
+    assert "science fiction novels" not in taught
