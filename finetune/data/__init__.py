@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "write_quest_format": "variants",
     "known_hard_negatives": "hard_negatives",
     "mined_hard_negatives": "hard_negatives",
+    "mining_cache_folder": "hard_negatives",
+    "ranked_hard_negatives": "hard_negatives",
     "with_hard_negatives": "hard_negatives",
     "build_quest_set": "quest",
     "quest_atom_sets": "quest",
@@ -62,7 +64,13 @@ if TYPE_CHECKING:
         to_contrastive_dataset,
         to_lore_dataset,
     )
-    from .hard_negatives import known_hard_negatives, mined_hard_negatives, with_hard_negatives
+    from .hard_negatives import (
+        known_hard_negatives,
+        mined_hard_negatives,
+        mining_cache_folder,
+        ranked_hard_negatives,
+        with_hard_negatives,
+    )
     from .quest import build_quest_set, quest_atom_sets
     from .variants import (
         VARIANT_SHAPES,

@@ -11,14 +11,22 @@ hard one by construction.
 
 :func:`mined_hard_negatives` adds near-misses of the base encoder with sentence-transformers'
 :func:`~sentence_transformers.util.mine_hard_negatives`, minus every known positive of the
-query (the library excludes only the row's own positive; a query has many).
+query (the library excludes only the row's own positive; a query has many). Its embeddings
+can be kept in a folder keyed by the weights (:func:`mining_cache_folder`): the library keys
+its own cache files by model *name*, so a fine-tuned model of the same name would read a
+stale file from a shared folder. :func:`ranked_hard_negatives` takes the same near-misses from
+any ranking, e.g. an index the caller has already embedded (the experiments' cached one).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from logic_rag.query.algebra import atoms as query_atoms
@@ -26,7 +34,13 @@ from logic_rag.query.algebra import negated_atoms
 
 from .examples import TrainingSet
 
-__all__ = ["known_hard_negatives", "mined_hard_negatives", "with_hard_negatives"]
+__all__ = [
+    "known_hard_negatives",
+    "mined_hard_negatives",
+    "mining_cache_folder",
+    "ranked_hard_negatives",
+    "with_hard_negatives",
+]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +80,62 @@ def known_hard_negatives(
     return out
 
 
+def mining_cache_folder(root: str | os.PathLike[str], model: Any, weights_fingerprint: str) -> Path:
+    """The folder under ``root`` for :func:`mined_hard_negatives`' embedding cache of ``model``.
+
+    Keyed by everything the embeddings depend on besides the texts and prompts (which the
+    library hashes into its file names): the weights' fingerprint, the module stack, the
+    maximum length and the parameters' dtype. Why: sentence-transformers names its cache
+    files after ``model_card_data.base_model``, so two models of the same name (a base and
+    a model fine-tuned from it) would share files in one folder.
+    """
+    if not weights_fingerprint:
+        raise ValueError("a mining cache needs the weights' fingerprint")
+    try:
+        dtype = str(next(model.parameters()).dtype)
+    except (AttributeError, StopIteration, TypeError):
+        dtype = "unknown"
+    key = {
+        "weights": weights_fingerprint,
+        "modules": [type(m).__name__ for m in model] if hasattr(model, "__iter__") else [],
+        "max_seq_length": getattr(model, "max_seq_length", None),
+        "dtype": dtype,
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
+    return Path(root) / f"mining-{digest[:24]}"
+
+
+def _drop_torn_files(folder: Path) -> None:
+    """Delete cached ``.npy`` files that do not load: the library writes them in place, so an
+    interrupted run can leave a truncated one that would fail every later run."""
+    import numpy as np
+
+    for path in folder.glob("*.npy"):
+        try:
+            np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as err:
+            log.warning("removing unreadable mining cache file %s (%s)", path, err)
+            path.unlink(missing_ok=True)
+
+
+def ranked_hard_negatives(
+    ts: TrainingSet,
+    ranked: Mapping[str, Sequence[str]],
+    *,
+    num_negatives: int = 4,
+    known_positives: Mapping[str, Set[str]] | None = None,
+) -> dict[str, list[str]]:
+    """Query id -> the first ``num_negatives`` documents of its ranking (best first) that are
+    neither gold nor a known positive of the query; queries with none are left out."""
+    out: dict[str, list[str]] = {}
+    for q in ts.queries:
+        excluded = set(q.gold) | set((known_positives or {}).get(q.query_id, ()))
+        chosen = [d for d in dict.fromkeys(ranked.get(q.query_id, ())) if d not in excluded]
+        if chosen:
+            out[q.query_id] = chosen[:num_negatives]
+    return out
+
+
 def mined_hard_negatives(
     ts: TrainingSet,
     model: Any,
@@ -75,6 +145,7 @@ def mined_hard_negatives(
     range_max: int = 50,
     batch_size: int = 64,
     known_positives: Mapping[str, Set[str]] | None = None,
+    cache_folder: str | os.PathLike[str] | None = None,
 ) -> dict[str, list[str]]:
     """Query id -> documents the encoder ranks high that are not gold (nor a known positive).
 
@@ -82,7 +153,8 @@ def mined_hard_negatives(
     table with one ``(query, first gold page)`` row per query, asks for extra candidates to
     make room for the filtering, and drops every gold page and every ``known_positives``
     page of the query. A model with ``query`` / ``document`` prompts (EmbeddingGemma) mines
-    with them, as it searches.
+    with them, as it searches. ``cache_folder`` keeps the embeddings for the next run; give
+    one keyed by the weights (:func:`mining_cache_folder`), never a folder shared by models.
     """
     import datasets
     from sentence_transformers.util import mine_hard_negatives
@@ -107,6 +179,12 @@ def mined_hard_negatives(
         for key, name in (("query_prompt_name", "query"), ("corpus_prompt_name", "document"))
         if prompts.get(name)
     }
+    cache: dict[str, str] = {}
+    if cache_folder is not None:
+        folder = Path(cache_folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        _drop_torn_files(folder)
+        cache["cache_folder"] = str(folder)
     mined = mine_hard_negatives(
         pairs,
         model,
@@ -121,21 +199,18 @@ def mined_hard_negatives(
         batch_size=batch_size,
         verbose=False,
         **prompt_names,
+        **cache,
     )
     by_anchor: dict[str, list[str]] = {}
     for row in mined:
         by_anchor.setdefault(row["anchor"], list(row["positive"][1:]))
-    out: dict[str, list[str]] = {}
-    for q in ts.queries:
-        excluded = set(q.gold) | set((known_positives or {}).get(q.query_id, ()))
-        chosen: list[str] = []
-        for text in by_anchor.get(q.text, []):
-            for doc in by_text.get(text, []):
-                if doc not in excluded and doc not in chosen:
-                    chosen.append(doc)
-        if chosen:
-            out[q.query_id] = chosen[:num_negatives]
-    return out
+    ranked = {
+        q.query_id: [doc for text in by_anchor.get(q.text, []) for doc in by_text.get(text, [])]
+        for q in ts.queries
+    }
+    return ranked_hard_negatives(
+        ts, ranked, num_negatives=num_negatives, known_positives=known_positives
+    )
 
 
 def with_hard_negatives(ts: TrainingSet, *sources: Mapping[str, Sequence[str]]) -> TrainingSet:

@@ -231,7 +231,6 @@ def evaluate_model(
     from logic_rag.finetune.data import load_documents_map, load_quest_training_set
     from logic_rag.finetune.experiments.metrics import avg_group_sim, retrieval_metrics
     from logic_rag.finetune.experiments.search import (
-        DocumentIndex,
         document_encoder_of,
         load_encoder,
         search_queries,
@@ -241,13 +240,13 @@ def evaluate_model(
     atom_sets = load_atom_sets(data_dir / "atoms.jsonl")
     encoder = load_encoder(model)
     # A query-only model searches documents embedded by its base: one cached encoding
-    # serves zero-shot and every query-only condition.
+    # serves zero-shot, every query-only condition and the mining of hard negatives.
     doc_encoder = document_encoder_of(encoder)
-    index = DocumentIndex(
-        list(documents),
-        list(documents.values()),
+    index = document_index(
+        data_dir,
         doc_encoder,
-        cache_dir=data_dir / "embeddings" if doc_encoder is not encoder or model == base else None,
+        cached=doc_encoder is not encoder or model == base,
+        documents=documents,
     )
     out: dict[str, dict[str, Any]] = {}
     for split in splits:
@@ -278,33 +277,77 @@ def record_card_metrics(model_dir: Path, dataset: str, metrics: dict[str, Any]) 
     record_metrics(model_dir, {"dataset": dataset, "held_out": summary})
 
 
+def document_index(
+    data_dir: Path,
+    encoder: Any,
+    *,
+    cached: bool = True,
+    documents: dict[str, str] | None = None,
+) -> Any:
+    """The exact index of ``data_dir/documents.jsonl`` (or its already loaded ``documents``)
+    embedded by ``encoder``; with ``cached``, the embeddings are kept in
+    ``data_dir/embeddings`` (weights-keyed), so the evaluation of the base and the mining of
+    hard negatives encode the corpus once."""
+    from logic_rag.finetune.data import load_documents_map
+    from logic_rag.finetune.experiments.search import DocumentIndex
+
+    if documents is None:
+        documents = load_documents_map(data_dir / "documents.jsonl")
+    return DocumentIndex(
+        list(documents),
+        list(documents.values()),
+        encoder,
+        cache_dir=data_dir / "embeddings" if cached else None,
+    )
+
+
+#: How deep the base's ranking is read for mined negatives (sentence-transformers'
+#: ``range_max`` default in :func:`logic_rag.finetune.data.mined_hard_negatives`).
+MINING_DEPTH = 50
+
+
 def hard_negative_set(
     ts: Any, data_dir: Path, cfg: AblationConfig, *, log: Callable[[str], None] = print
 ) -> Any:
     """``ts`` with hard negatives: known from ``atoms.jsonl`` first, then mined with the base
-    encoder (cached in ``data_dir`` by base model, seed and count, so every condition and a
-    resumed run see the same ones)."""
+    encoder.
+
+    Mining reads the base's top :data:`MINING_DEPTH` pages from :func:`document_index`, the
+    cached embeddings that the zero-shot evaluation uses too (one ~50 min encoding for
+    EmbeddingGemma on 2 cores instead of two). The mined lists are cached in ``data_dir``
+    by the base's weights, encoder settings, seed and count, so every condition and a
+    resumed run see the same ones, and a changed model behind the same name never reads
+    another model's list.
+    """
     import json
 
     from logic_rag.evals.quest.data import load_atom_sets
     from logic_rag.finetune.data import (
         known_hard_negatives,
-        mined_hard_negatives,
+        ranked_hard_negatives,
         with_hard_negatives,
     )
 
     known = known_hard_negatives(ts, load_atom_sets(data_dir / "atoms.jsonl"))
     mined: dict[str, list[str]] = {}
-    if cfg.mined_negatives > 0:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in cfg.base)
-        cache = data_dir / f"mined-{safe}-s{cfg.seed}-n{cfg.mined_negatives}.json"
+    if cfg.mined_negatives > 0 and ts.queries:
+        from logic_rag.finetune.experiments.search import load_encoder
+
+        encoder = load_encoder(cfg.base)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in cfg.base)[:64]
+        key = f"{encoder.fingerprint[:12]}-{encoder.config_fingerprint[:8]}"
+        cache = data_dir / f"mined-{safe}-{key}-s{cfg.seed}-n{cfg.mined_negatives}.json"
         if cache.is_file():
             mined = json.loads(cache.read_text(encoding="utf-8"))
         else:
-            from logic_rag.finetune.experiments.search import load_encoder
-
-            encoder = load_encoder(cfg.base)
-            mined = mined_hard_negatives(ts, encoder.model, num_negatives=cfg.mined_negatives)
+            index = document_index(data_dir, encoder)
+            vectors = encoder.encode_queries([q.text for q in ts.queries], show_progress_bar=False)
+            depth = MINING_DEPTH + max(len(q.gold) for q in ts.queries)
+            hits = index.search(vectors, min(depth, len(index.doc_ids)))
+            ranked = {
+                q.query_id: [doc for doc, _ in row] for q, row in zip(ts.queries, hits, strict=True)
+            }
+            mined = ranked_hard_negatives(ts, ranked, num_negatives=cfg.mined_negatives)
             atomic_write_json(cache, mined)
     out = with_hard_negatives(ts, known, mined)
     n_known = sum(bool(known.get(q.query_id)) for q in ts.queries)

@@ -137,3 +137,71 @@ def test_mining_uses_the_models_own_prompts(monkeypatch) -> None:
     assert seen[-1]["query_prompt_name"] == "query"
     assert seen[-1]["corpus_prompt_name"] == "document"
     assert mined["q"] and "d0" not in mined["q"]
+
+
+def test_ranked_hard_negatives_filters_gold_known_positives_and_duplicates() -> None:
+    from logic_rag.finetune.data import ranked_hard_negatives
+
+    docs = {d: d for d in ("a", "b", "c", "d", "e")}
+    ts = TrainingSet([TrainQuery("q1", "one", ("a",)), TrainQuery("q2", "two", ("b",))], docs)
+    ranked = {"q1": ["a", "c", "c", "b", "d", "e"], "q2": ["b"]}
+    got = ranked_hard_negatives(ts, ranked, num_negatives=2, known_positives={"q1": {"b"}})
+    # Brute force: walk the ranking, skip gold, known positives and repeats, stop at 2.
+    assert got == {"q1": ["c", "d"]}  # q2 has nothing left, so it is left out
+
+
+def test_mining_cache_folder_is_keyed_by_weights_and_settings(tmp_path) -> None:
+    pytest.importorskip("sentence_transformers")
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.finetune.data import mining_cache_folder
+
+    model = DenseEncoder("minilm").model
+    first = mining_cache_folder(tmp_path, model, "a" * 64)
+    assert first == mining_cache_folder(tmp_path, model, "a" * 64)
+    assert first.parent == tmp_path
+    assert mining_cache_folder(tmp_path, model, "b" * 64) != first
+    old = model.max_seq_length
+    model.max_seq_length = old // 2
+    try:
+        assert mining_cache_folder(tmp_path, model, "a" * 64) != first
+    finally:
+        model.max_seq_length = old
+    with pytest.raises(ValueError, match="fingerprint"):
+        mining_cache_folder(tmp_path, model, "")
+
+
+def test_mining_reuses_its_cache_and_recovers_from_a_torn_file(tmp_path, monkeypatch) -> None:
+    """The second run embeds no document; a truncated cache file (an interrupted write) is
+    removed and re-encoded instead of failing every later run."""
+    pytest.importorskip("sentence_transformers")
+    import numpy as np
+
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.finetune.data import mined_hard_negatives
+
+    docs = {
+        f"d{i}": f"Document {i} about {w}." for i, w in enumerate("cats dogs cars sea sun".split())
+    }
+    ts = TrainingSet([TrainQuery("q", "cats and dogs", ("d0",))], docs)
+    model = DenseEncoder("minilm").model
+    encoded: list[int] = []
+    original = model.encode_document
+
+    def counting(sentences, *args, **kwargs):
+        encoded.append(len(sentences))
+        return original(sentences, *args, **kwargs)
+
+    monkeypatch.setattr(model, "encode_document", counting)
+    folder = tmp_path / "mining-x"
+    first = mined_hard_negatives(ts, model, num_negatives=2, cache_folder=folder)
+    assert encoded == [5] and first["q"] and "d0" not in first["q"]
+    (corpus_file,) = folder.glob("corpus_embeddings_*.npy")
+
+    assert mined_hard_negatives(ts, model, num_negatives=2, cache_folder=folder) == first
+    assert encoded == [5]  # read from the cache
+
+    data = corpus_file.read_bytes()
+    corpus_file.write_bytes(data[: len(data) // 2])
+    assert mined_hard_negatives(ts, model, num_negatives=2, cache_folder=folder) == first
+    assert encoded == [5, 5]
+    assert np.load(corpus_file).shape[0] == 5

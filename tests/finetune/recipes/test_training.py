@@ -265,6 +265,17 @@ def test_hard_negatives_flag_trains_with_a_negative_column(world, tmp_path):
     assert info["hard_negatives"]["queries_with_some"] == 24
     assert info["hard_negatives"]["total"] >= 24 and info["hard_negatives"]["mined_per_query"] == 2
     assert (model_dir / "model.safetensors").is_file()
+    # The base's mining embeddings stay in the cache, in the folder keyed by its weights.
+    from sentence_transformers import SentenceTransformer
+
+    from logic_rag.finetune.data import mining_cache_folder
+    from logic_rag.finetune.recipes.training import load_base_model
+    from logic_rag.paths import cache_dir
+
+    base, fingerprint = load_base_model(args)
+    assert isinstance(base, SentenceTransformer)
+    folder = mining_cache_folder(cache_dir() / "mining", base, fingerprint)
+    assert list(folder.glob("corpus_embeddings_*.npy"))
 
 
 def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_run, tmp_path):
