@@ -27,8 +27,11 @@ stored as a collection property and checked against the folder's manifest on ope
 collection rebuilt from another corpus, or a missing one, is refused with an error that
 says what to do. Writes go to temporary collections that are renamed into place at the
 end (create-then-swap); an existing collection is only replaced with ``overwrite=True``.
-A write that is killed leaves its ``<collection>__tmp_<pid>_<id>`` collections behind
-(they never shadow an index; drop them by hand); a write that fails drops them.
+A write that fails drops its temporary collections. One that is killed leaves its
+``<collection>__tmp_<host>_<pid>_<id>`` collections behind (they never shadow an index);
+the next write of the same collection from the same machine drops those whose process is
+gone (:meth:`MilvusStore.recover_leftovers`; ``<host>`` is a hash of the host name, so a
+writer on another machine sharing a server is never judged by a local process table).
 
 URIs: ``milvus://path/to/file.db`` is a Milvus Lite file (relative paths are resolved
 against the working directory when the index is built, and stored absolute);
@@ -39,9 +42,12 @@ imported only when a store is opened (``pip install 'logic-rag[milvus]'``).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import re
+import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -78,6 +84,18 @@ _DOCS_PER_SEARCH = 4096
 #: Milvus's largest ``limit`` for one search.
 MAX_TOPK = 16384
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+#: ``__tmp_<host>_<pid>_<build>`` (and ``__tmp_<pid>_<build>``, written before the host
+#: was recorded) after a collection or sentence-collection name.
+_TMP_SUFFIX = re.compile(r"__tmp_(?:(?P<host>[0-9a-f]{8})_)?(?P<pid>[0-9]+)_[0-9a-f]{8}")
+
+log = logging.getLogger(__name__)
+
+
+def _host_tag() -> str:
+    """This machine's tag in temporary collection names (a hash: names allow no dots)."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:8]
+
+
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]+\]")
 
 
@@ -303,6 +321,7 @@ class MilvusStore:
         PassageVectors`'s CSR layout. Returns the stored manifest (with a new build id).
         Rows go in ``batch_size`` at a time, so one request never holds the corpus.
         """
+        self.recover_leftovers()
         if not overwrite:
             self.refuse_existing()
         client = self.client
@@ -317,7 +336,7 @@ class MilvusStore:
             "build_id": build_id,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        suffix = f"__tmp_{os.getpid()}_{build_id[:8]}"
+        suffix = f"__tmp_{_host_tag()}_{os.getpid()}_{build_id[:8]}"
         tmp_docs = self.location.collection + suffix
         tmp_sents = self.location.sentences + suffix
         made: list[str] = []
@@ -348,6 +367,38 @@ class MilvusStore:
                     pass
         self.stored = full
         return full
+
+    def recover_leftovers(self) -> list[str]:
+        """Drop the temporary collections of this index's writes that were killed.
+
+        Only collections named after this index (``<collection>__tmp_…`` and
+        ``<collection>__sentences__tmp_…``), written from this machine, by a process that
+        is gone; a running writer's, another machine's or another index's are left alone.
+        Names from before the host was recorded count as this machine's on a Milvus Lite
+        file (a local file) and are left alone on a server. Each drop is logged as a
+        warning and returned.
+        """
+        from logic_rag.index.store import pid_alive
+
+        host = _host_tag()
+        done: list[str] = []
+        for name in self.client.list_collections():
+            for base in (self.location.collection, self.location.sentences):
+                match = _TMP_SUFFIX.fullmatch(name[len(base) :]) if name.startswith(base) else None
+                if match is not None:
+                    break
+            if match is None:
+                continue
+            local = match["host"] == host if match["host"] else self.location.is_lite
+            if not local or pid_alive(int(match["pid"])):
+                continue
+            self.client.drop_collection(name)
+            done.append(
+                f"dropped {name!r} from {self.location.display()}, left by an interrupted write"
+            )
+        for message in done:
+            log.warning("logic-rag: %s", message)
+        return done
 
     def refuse_existing(self) -> None:
         """Raise :class:`StoreError` when the collection exists (never mix two corpora)."""

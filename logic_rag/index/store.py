@@ -182,7 +182,8 @@ def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
 
 
 # ------------------------------------------------------------------------------ leftovers
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine is running (someone else's counts)."""
     if pid <= 0:
         return False
     try:
@@ -228,13 +229,13 @@ def recover_leftovers(out_dir: str | os.PathLike[str]) -> list[str]:
         rest = entry.name[len(prefix) :]
         tmp = _TMP.fullmatch(rest)
         if tmp or _LEGACY_TMP.fullmatch(rest):
-            if tmp and _alive(int(tmp.group(1))):
+            if tmp and pid_alive(int(tmp.group(1))):
                 continue
             _remove(entry)
             done.append(f"removed {entry}, an unfinished index left by an interrupted run")
             continue
         old = _OLD.fullmatch(rest)
-        if old and not _alive(int(old.group(1))):
+        if old and not pid_alive(int(old.group(1))):
             olds.append(entry)
     for entry in olds:
         if not out.exists() and not out.is_symlink() and is_index_folder(entry):

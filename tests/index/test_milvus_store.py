@@ -380,3 +380,65 @@ def test_cli_evals_reach_a_store_named_by_store_uri(tmp_path, capsys):
     ]
     assert cli.main(run + ["--store-uri", f"milvus://{tmp_path}/elsewhere.db"]) == 2
     assert "elsewhere.db" in capsys.readouterr().err
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_killed_writes_leftovers_are_dropped_by_the_next_write(tmp_path, caplog):
+    """Temporary collections of a write whose process is gone are dropped before the next
+    write of the same index from this machine; a running writer's, another machine's and
+    another index's are kept (real Milvus Lite)."""
+    import os
+
+    from logic_rag.index.milvus_store import _host_tag
+
+    store = MilvusStore(parse_store_uri(f"milvus://{tmp_path}/l.db", "idx"))
+    host, dead, other_host = _host_tag(), _dead_pid(), "0" * 8
+    assert host != other_host
+    gone = [
+        f"idx__tmp_{host}_{dead}_0123abcd",
+        f"idx__sentences__tmp_{host}_{dead}_0123abcd",
+        f"idx__tmp_{dead}_89abcdef",  # named before the host was recorded: a local file's
+    ]
+    kept = [
+        f"idx__tmp_{host}_{os.getpid()}_0123abcd",  # a write still running
+        f"idx__tmp_{other_host}_{dead}_0123abcd",  # another machine's
+        f"other__tmp_{host}_{dead}_0123abcd",  # another index's
+        f"idx_b__tmp_{host}_{dead}_0123abcd",  # an index whose name extends this one
+    ]
+    for name in gone + kept:
+        store._create(name, 8, with_doc="sentences" in name)
+    rng = np.random.default_rng(0)
+    with caplog.at_level("WARNING", logger="logic_rag.index.milvus_store"):
+        store.write(rng.standard_normal((3, 8)).astype(np.float32), None, {"model": None})
+    assert sorted(store.client.list_collections()) == sorted(["idx", *kept])
+    assert sum("interrupted write" in r.getMessage() for r in caplog.records) == len(gone)
+    assert store.recover_leftovers() == []
+
+
+def test_leftovers_on_a_server_are_judged_only_by_their_host():
+    """On a server, names without a host tag (another machine may have written them) and
+    other hosts' names are never dropped; this host's dead writer's are."""
+    from logic_rag.index.milvus_store import _host_tag
+
+    dead = _dead_pid()
+
+    class Client:
+        def __init__(self, names):
+            self.names = list(names)
+
+        def list_collections(self):
+            return list(self.names)
+
+        def drop_collection(self, name):
+            self.names.remove(name)
+
+    store = MilvusStore(parse_store_uri("http://localhost:19530", "idx"))
+    legacy, mine = f"idx__tmp_{dead}_0123abcd", f"idx__tmp_{_host_tag()}_{dead}_0123abcd"
+    store._client = Client(["idx", legacy, mine])
+    assert len(store.recover_leftovers()) == 1
+    assert store._client.names == ["idx", legacy]
