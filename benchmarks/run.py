@@ -88,11 +88,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=("dense", "logic", "verifiers", "milvus"),
+        choices=("dense", "logic", "verifiers", "reranker", "milvus"),
         help="run one benchmark only (milvus runs only when named: it needs logic-rag[milvus])",
     )
     parser.add_argument(
         "--milvus-size", type=int, default=20000, help="documents of the Milvus benchmark"
+    )
+    parser.add_argument(
+        "--reranker-pool",
+        type=int,
+        default=300,
+        help="pages the reranker benchmark's candidates come from (its queries: "
+        "--logic-queries, its model: --logic-model)",
     )
     parser.add_argument(
         "--llm-verifier",
@@ -115,7 +122,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for name in ("encode_max", "queries", "logic_size", "logic_sample", "logic_queries"):
         if getattr(args, name) is None:
             setattr(args, name, defaults[name])
-    for name in ("queries", "chunk", "logic_size", "logic_sample", "logic_queries"):
+    for name in (
+        "queries",
+        "chunk",
+        "logic_size",
+        "logic_sample",
+        "logic_queries",
+        "reranker_pool",
+    ):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.encode_max < 0:
@@ -194,6 +208,22 @@ def format_table(result: dict[str, Any]) -> str:
                     f"({row['pairs']} pairs, {_fmt(row['pairs_per_s'])} pairs/s)"
                 )
         lines.append("")
+    reranker = result.get("reranker")
+    if reranker:
+        lines.append(
+            f"LogicReranker candidate-embedding cache, {reranker['queries']} queries x "
+            f"{reranker['rounds']} rounds, top {reranker['candidates']} of "
+            f"{reranker['pool']:,} pages ({reranker['model']}); hit rate "
+            f"{reranker['cache_hit_rate']:.2f}, same ranking {reranker['same_ranking']:.2f}"
+        )
+        lines.append(f"{'calls':<16}{'off p50':>10}{'on p50':>10}{'on/off':>8}")
+        for name, part in (("all", reranker), *reranker["by_round"].items()):
+            off, on = (part["uncached"], part["cached"])
+            lines.append(
+                f"{name:<16}{_fmt(off['p50_ms']):>10}{_fmt(on['p50_ms']):>10}"
+                f"{part['p50_ratio']:>8.2f}"
+            )
+        lines.append("")
     milvus = result.get("milvus")
     if milvus:
         lines.append(
@@ -259,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "strategies": args.strategies,
             "seed": args.seed,
             "milvus_size": args.milvus_size,
+            "reranker_pool": args.reranker_pool,
         },
         "load_average_start": load_start,
     }
@@ -288,6 +319,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             cross_encoder_pairs=args.verifier_pairs,
             llm_spec=args.llm_verifier,
             seed=args.seed,
+            log=_log,
+        )
+    if args.only in (None, "reranker"):
+        from benchmarks import bench_reranker
+
+        result["reranker"] = bench_reranker.run(
+            pool=args.reranker_pool,
+            n_queries=args.logic_queries,
+            seed=args.seed,
+            model=args.logic_model,
             log=_log,
         )
     if args.only == "milvus":

@@ -8,7 +8,9 @@ only those candidates::
     >> SoftLogic() >> Combine.of(cosine=1.0, truth=truth_weight) >> TopK()
 
 The candidates (and, with ``passages``, their sentences) are embedded with the dense
-encoder on each call; the query is decomposed by the decomposer (rules by default); the
+encoder, except pages embedded by an earlier call that are still in the reranker's
+bounded cache (``cache_size`` pages, :mod:`logic_rag.integrations._embedding_cache`);
+the query is decomposed by the decomposer (rules by default); the
 hits carry ``constraints``, ``constraint_scores`` and the decomposition exactly like the
 retriever's. This module imports neither LlamaIndex nor LangChain.
 
@@ -94,6 +96,9 @@ class CandidateReranker:
         passages: also embed each candidate's sentences, so an atom is checked against
             the best-matching sentence as well as the whole text (about twice the
             encoding work).
+        cache_size: pages whose vectors are kept for later calls (least recently used
+            dropped first; keyed by the texts' SHA-256, so an edited page is re-embedded);
+            0 turns the cache off. ``.cache.hits`` / ``.cache.misses`` count pages.
     """
 
     def __init__(
@@ -105,7 +110,9 @@ class CandidateReranker:
         decomposer: Decomposer | None = None,
         config: LogicConfig | None = None,
         passages: bool = True,
+        cache_size: int = 1024,
     ) -> None:
+        from logic_rag.integrations._embedding_cache import CandidateEmbeddingCache
         from logic_rag.models import default_dense_model
         from logic_rag.query.rules import RuleDecomposer
         from logic_rag.strategies import LogicConfig
@@ -117,6 +124,7 @@ class CandidateReranker:
         self.truth_weight = check_truth_weight(truth_weight)
         self.decomposer = decomposer or RuleDecomposer()
         self.passages = bool(passages)
+        self.cache = CandidateEmbeddingCache(cache_size)
         cfg = self.config
         default = CandidateEmbeddingVerifier(
             atom_depth=cfg.atom_depth,
@@ -206,7 +214,6 @@ class CandidateReranker:
         k: int,
     ) -> list[Reranked]:
         from logic_rag.corpus import Document
-        from logic_rag.index.passages import PassageVectors
         from logic_rag.logic_retriever import LogicRetriever
         from logic_rag.retriever import Retriever
 
@@ -218,12 +225,8 @@ class CandidateReranker:
             )
             for i, text in enumerate(texts)
         ]
-        dense = Retriever.build(docs, model=self.encoder, show_progress_bar=False)
-        passages = None
-        if self.passages:
-            passages = PassageVectors.build(
-                self.encoder, [d.text or d.title for d in docs], show_progress_bar=False
-            )
+        vectors, passages = self.cache.vectors(self.encoder, docs, passages=self.passages)
+        dense = Retriever.from_embeddings(self.encoder, vectors, docs)
         pipeline = self.pipeline(scores)
         engine = LogicRetriever(
             dense,
@@ -245,6 +248,7 @@ def build_reranker(
     decomposer: Any = None,
     config: Any = None,
     passages: bool = True,
+    cache_size: int = 1024,
 ) -> tuple[CandidateReranker, dict[str, Any]]:
     """The core reranker and the public fields both framework adapters declare."""
     core = CandidateReranker(
@@ -254,6 +258,7 @@ def build_reranker(
         decomposer=decomposer,
         config=config,
         passages=passages,
+        cache_size=cache_size,
     )
     second = core.verifier if core.verifier is not None else core.embedding
     fields = {

@@ -193,11 +193,12 @@ class LogicReranker(BaseDocumentCompressor):
     relative to them: see :mod:`logic_rag.integrations._rerank`.
 
     ``LogicReranker(model=None, *, verifier=None, top_n=None, truth_weight=0.75,
-    decomposer=None, config=None, passages=True)``: ``model`` is a dense encoder name,
-    folder or ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`);
-    ``verifier`` ``None`` (embedding evidence), a spec (``cross-encoder:FOLDER``,
+    decomposer=None, config=None, passages=True, cache_size=1024)``: ``model`` is a dense
+    encoder name, folder or ``DenseEncoder`` (default
+    :func:`logic_rag.models.default_dense_model`); ``verifier`` ``None`` (embedding evidence), a spec (``cross-encoder:FOLDER``,
     ``llm:GENERATOR``) or a ``Verifier`` that re-checks the positive atoms; ``top_n``
-    the documents kept (``None``: all, re-ordered).
+    the documents kept (``None``: all, re-ordered); ``cache_size`` the pages whose vectors
+    are kept for later calls (0: none).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -219,6 +220,7 @@ class LogicReranker(BaseDocumentCompressor):
         decomposer: Any = None,
         config: Any = None,
         passages: bool = True,
+        cache_size: int = 1024,
     ) -> None:
         from logic_rag.integrations._rerank import build_reranker
 
@@ -230,6 +232,7 @@ class LogicReranker(BaseDocumentCompressor):
             decomposer=decomposer,
             config=config,
             passages=passages,
+            cache_size=cache_size,
         )
         super().__init__(
             **fields,

@@ -221,6 +221,7 @@ class LogicReranker(BaseNodePostprocessor):
         decomposer: a ``logic_rag.query`` decomposer.
         config: a ``logic_rag.LogicConfig`` for the calibration knobs.
         passages: check atoms against each node's best sentence too.
+        cache_size: nodes whose vectors are kept for later calls (0: none).
     """
 
     top_n: int | None = Field(default=None, description="Nodes kept (None: all).")
@@ -240,6 +241,7 @@ class LogicReranker(BaseNodePostprocessor):
         decomposer: Any = None,
         config: Any = None,
         passages: bool = True,
+        cache_size: int = 1024,
         **kwargs: Any,
     ) -> None:
         from logic_rag.integrations._rerank import build_reranker
@@ -252,6 +254,7 @@ class LogicReranker(BaseNodePostprocessor):
             decomposer=decomposer,
             config=config,
             passages=passages,
+            cache_size=cache_size,
         )
         super().__init__(
             **fields,

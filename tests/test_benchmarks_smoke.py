@@ -41,7 +41,7 @@ def test_tiny_run_writes_the_documented_json(bench, tmp_path, capsys):
     # single-query encode ~30x slower, and this test is about shape, not speed.
     argv = ["--sizes", "24,300", "--encode-max", "24", "--queries", "5", "--chunk", "8"]
     argv += ["--logic-size", "300", "--logic-sample", "8", "--logic-queries", "5"]
-    argv += ["--verifier-pairs", "12", "--llm-verifier", "none"]
+    argv += ["--verifier-pairs", "12", "--llm-verifier", "none", "--reranker-pool", "30"]
     threads = torch.get_num_threads()
     try:
         assert bench.run.main([*argv, "--threads", "1", "--out", str(out)]) == 0
@@ -95,6 +95,22 @@ def test_tiny_run_writes_the_documented_json(bench, tmp_path, capsys):
     assert "not requested" in verifiers["llm"]["skipped"]
     assert "ms/pair" in printed
 
+    reranker = result["reranker"]
+    assert reranker["pool"] == 30 and reranker["queries"] == 5 and reranker["rounds"] == 2
+    assert reranker["candidates"] == 20 and reranker["distinct_candidate_pages"] <= 30
+    _latency(reranker["uncached"])
+    _latency(reranker["cached"])
+    assert math.isclose(
+        reranker["p50_ratio"], reranker["cached"]["p50_ms"] / reranker["uncached"]["p50_ms"]
+    )
+    # The cache serves the vectors an encoding gives: the same rankings, cache on or off.
+    assert reranker["same_ranking"] == 1.0
+    # Round two asks the same 5 x 20 candidates again: every one is a hit, so at least
+    # half of all the pages asked for are.
+    assert reranker["cache_hit_rate"] >= 0.5
+    assert set(reranker["by_round"]) == {"first_round", "later_rounds"}
+    assert "candidate-embedding cache" in printed
+
 
 def test_fill_keeps_the_sample_and_yields_unit_vectors(bench):
     rng = np.random.default_rng(0)
@@ -120,7 +136,13 @@ def test_chunk_edges_pass_through_every_measured_size(bench, monkeypatch):
 
 @pytest.mark.parametrize(
     "argv",
-    [["--sizes", "20k"], ["--sizes", "0,100"], ["--queries", "0"], ["--encode-max", "-1"]],
+    [
+        ["--sizes", "20k"],
+        ["--sizes", "0,100"],
+        ["--queries", "0"],
+        ["--encode-max", "-1"],
+        ["--reranker-pool", "0"],
+    ],
 )
 def test_bad_arguments_exit_with_a_message(bench, argv, capsys):
     with pytest.raises(SystemExit) as info:
