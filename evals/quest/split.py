@@ -76,19 +76,10 @@ def _template(record: dict[str, Any]) -> str:
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """The JSON objects of a QUEST JSONL file (``file:line`` errors for bad lines)."""
+    from logic_rag.corpus import read_jsonl
+
     path = Path(path)
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise CorpusFormatError(path, lineno, "expected a JSON object")
-            rows.append(row)
+    rows = [row for _lineno, row in read_jsonl(path)]
     if not rows:
         raise CorpusFormatError(path, None, "the file holds no queries")
     return rows

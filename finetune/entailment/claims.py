@@ -18,7 +18,6 @@ report on NQ-open dev (default) with 15 examples.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections import Counter
@@ -443,20 +442,14 @@ def coverage_report(questions: Iterable[str]) -> dict[str, object]:
 
 
 def _read_questions(path: Path) -> list[str]:
+    from logic_rag.corpus import read_jsonl
     from logic_rag.errors import CorpusFormatError
 
     questions = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-                raise CorpusFormatError(path, lineno, 'expected an object with "question"')
-            questions.append(row["question"])
+    for lineno, row in read_jsonl(path):
+        if not isinstance(row.get("question"), str):
+            raise CorpusFormatError(path, lineno, 'expected an object with "question"')
+        questions.append(row["question"])
     return questions
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -68,17 +67,9 @@ def detokenize(text: str) -> str:
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
-    with Path(path).open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise CorpusFormatError(path, lineno, "expected a JSON object per line")
-            yield lineno, row
+    from logic_rag.corpus import read_jsonl
+
+    yield from read_jsonl(path)
 
 
 def _check_label(path: Path, lineno: int, label: object) -> str:

@@ -9,13 +9,11 @@ file, so both are read here.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from logic_rag.errors import CorpusFormatError
 from logic_rag.query.algebra import LogicalQuery
 from logic_rag.query.templates import TEMPLATES, from_template
 
@@ -99,17 +97,6 @@ def parse_quest_record(record: Mapping[str, Any], *, strict: bool = True) -> Log
 
 def read_quest_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Records of a QUEST-format JSONL file; a malformed line raises ``CorpusFormatError``."""
-    path = Path(path)
-    records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise CorpusFormatError(path, lineno, "expected a JSON object per line")
-            records.append(row)
-    return records
+    from logic_rag.corpus import read_jsonl
+
+    return [row for _lineno, row in read_jsonl(path)]
