@@ -377,33 +377,17 @@ def dense_run(
 
 
 def _resolve_tuned(args: MeasurableArgs, out: Path) -> str:
-    from logic_rag.finetune.entailment.train import EntailmentTuningArgs, run_entailment_tuning
+    from logic_rag.finetune.entailment.train import resolve_tuned_model
 
-    if args.tuned_model is not None and args.run_tuning:
-        raise ValueError("pass either --tuned-model DIR or --run-tuning, not both")
-    if args.tuned_model is not None:
-        if not (Path(args.tuned_model) / "modules.json").is_file():
-            raise ValueError(
-                f"{args.tuned_model} is not a sentence-transformers folder (no modules.json); "
-                "produce one with `logic-rag finetune entailment --out DIR` or pass --run-tuning"
-            )
-        return str(Path(args.tuned_model).resolve())
-    if not args.run_tuning:
-        raise ValueError(
-            "no entailment-tuned model: pass --tuned-model DIR (from `logic-rag finetune "
-            "entailment --out DIR`) or --run-tuning to tune one into <out>/entailment_tuned"
-        )
-    tuned = out / "entailment_tuned"
-    if not (tuned / "modules.json").is_file():
-        run_entailment_tuning(
-            EntailmentTuningArgs(
-                out=str(tuned),
-                base_model=args.base_model,
-                data_dir=args.data_dir,
-                test_fraction=args.test_fraction,
-            )
-        )
-    return str(tuned)
+    path = resolve_tuned_model(
+        args.tuned_model,
+        args.run_tuning,
+        out,
+        base_model=args.base_model,
+        data_dir=args.data_dir,
+        test_fraction=args.test_fraction,
+    )
+    return str(Path(path).resolve()) if args.tuned_model is not None else path
 
 
 def _settings(args: MeasurableArgs) -> dict[str, Any]:

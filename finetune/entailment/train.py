@@ -42,6 +42,7 @@ from typing import Any
 __all__ = [
     "EntailmentTuningArgs",
     "run_entailment_tuning",
+    "resolve_tuned_model",
     "build_training_pairs",
     "masked_lm_loss",
     "main",
@@ -285,6 +286,32 @@ def _save_sentence_transformer(base_path: Path, mlm_model: Any, target: Path) ->
             f"unexpected {unexpected}"
         )
     st.save(str(target))
+
+
+def resolve_tuned_model(tuned_model: str | None, run_tuning: bool, out: Path, **tuning: Any) -> str:
+    """The entailment-tuned model folder of an experiment: ``tuned_model`` (checked to be
+    a sentence-transformers folder), or, with ``run_tuning``, ``out/entailment_tuned``
+    tuned here with ``EntailmentTuningArgs(**tuning)`` (a finished folder is reused, a
+    partial one resumes). Why one helper: both entailment experiments take the same two
+    flags and must refuse the same mistakes with the same words."""
+    if tuned_model is not None and run_tuning:
+        raise ValueError("pass either --tuned-model DIR or --run-tuning, not both")
+    if tuned_model is not None:
+        if not (Path(tuned_model) / "modules.json").is_file():
+            raise ValueError(
+                f"{tuned_model} is not a sentence-transformers folder (no modules.json); "
+                "produce one with `logic-rag finetune entailment --out DIR` or pass --run-tuning"
+            )
+        return tuned_model
+    if not run_tuning:
+        raise ValueError(
+            "no entailment-tuned model: pass --tuned-model DIR (from `logic-rag finetune "
+            "entailment --out DIR`) or --run-tuning to tune one into <out>/entailment_tuned"
+        )
+    tuned = Path(out) / "entailment_tuned"
+    if not (tuned / "modules.json").is_file():
+        run_entailment_tuning(EntailmentTuningArgs(out=str(tuned), **tuning))
+    return str(tuned)
 
 
 def run_entailment_tuning(args: EntailmentTuningArgs) -> dict[str, Any]:
