@@ -95,14 +95,18 @@ def test_encode_corpus_streams_windows_in_order(docs, minilm, ray_cluster) -> No
     assert np.allclose(got, minilm.encode_documents(texts), atol=1e-5, rtol=0)
 
 
+def _write_corpus(path, docs):
+    with path.open("w", encoding="utf-8") as handle:
+        for d in docs:
+            handle.write(json.dumps({"_id": d.id, "title": d.title, "text": d.text}) + "\n")
+    return path
+
+
 def test_cli_index_with_ray(tmp_path, docs, built, ray_cluster, capsys) -> None:
     from logic_rag.cli import main
     from logic_rag.logic_retriever import LogicRetriever
 
-    corpus = tmp_path / "corpus.jsonl"
-    with corpus.open("w", encoding="utf-8") as handle:
-        for d in docs:
-            handle.write(json.dumps({"_id": d.id, "title": d.title, "text": d.text}) + "\n")
+    corpus = _write_corpus(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "index"
     code = main(
         ["index", "--docs", str(corpus), "--out", str(out), "--model", "minilm", "-q"]
@@ -128,10 +132,7 @@ def test_cli_index_with_ray_into_milvus(tmp_path, docs, built, ray_cluster, caps
     from logic_rag.cli import main
     from logic_rag.logic_retriever import LogicRetriever
 
-    corpus = tmp_path / "corpus.jsonl"
-    with corpus.open("w", encoding="utf-8") as handle:
-        for d in docs:
-            handle.write(json.dumps({"_id": d.id, "title": d.title, "text": d.text}) + "\n")
+    corpus = _write_corpus(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "index"
     code = main(
         ["index", "--docs", str(corpus), "--out", str(out), "--model", "minilm", "-q"]
