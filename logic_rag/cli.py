@@ -520,7 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "finetune",
-        help="fine-tune a retriever (recipes: supcon, logicol, lore, entailment)",
+        help="fine-tune a retriever or a verifier "
+        "(recipes: supcon, logicol, lore, verifier, entailment)",
         description="Run a fine-tuning recipe; arguments after the recipe name go to it "
         "(e.g. `logic-rag finetune entailment --help`).",
     )
