@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logic_rag.candidates.dense import DenseCandidates
+from logic_rag.compose.calibration import atom_thresholds, calibrate
 from logic_rag.compose.soft_logic import soft_truth
 from logic_rag.evals.quest.data import load_quest_queries
 from logic_rag.logic_retriever import LogicRetriever
@@ -98,13 +99,10 @@ def collect(retriever: LogicRetriever, path: str, batch_size: int = 32) -> list[
     return probes
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -60.0, 60.0)))
-
-
 def _calibrated(corpus_scores: np.ndarray, rows: np.ndarray, rank: int, t: float) -> np.ndarray:
-    threshold = -np.sort(-corpus_scores)[rank - 1]
-    return _sigmoid((corpus_scores[rows] - threshold) / t)
+    """The package's calibration, with the whole corpus as the atom's neighbourhood."""
+    threshold = atom_thresholds(-np.sort(-corpus_scores)[None, :], rank)
+    return calibrate(corpus_scores[rows][None, :], threshold, t)[0]
 
 
 def doc_probs(p: Probe, rank: int = 20, t: float = 0.1) -> np.ndarray:
