@@ -74,20 +74,22 @@ def collect(retriever: LogicRetriever, path: str, batch_size: int = 32) -> list[
     probes = []
     for start in range(0, len(queries), batch_size):
         chunk = queries[start : start + batch_size]
-        batch = SearchBatch([QueryState(p) for p in retriever.plan([q.query for q in chunk])], 100)
+        plans = retriever.plan([q.query for q in chunk])
+        batch = SearchBatch([QueryState(p) for p in plans], cfg.candidates)
         ctx = SearchContext(retriever.resources)
         pipeline(batch, ctx)
         for q, state in zip(chunk, batch, strict=True):
             atoms = [a.text for a in state.plan.atoms]
             negated = {a.text for a in state.plan.negated}
             ids = [retriever.documents[i].id for i in state.candidates]
+            gold = set(q.docs)
             probes.append(
                 Probe(
                     template=q.template,
                     logic=state.plan.logic,
                     atoms=atoms,
                     negated=np.array([a in negated for a in atoms]),
-                    gold=np.array([d in set(q.docs) for d in ids]),
+                    gold=np.array([d in gold for d in ids]),
                     n_gold=len(q.docs),
                     cosine=signal(state, "cosine", ctx),
                     positive_cosine=signal(state, "positive_cosine", ctx),
@@ -109,16 +111,17 @@ def doc_probs(p: Probe, rank: int = 20, t: float = 0.1) -> np.ndarray:
     return np.stack([_calibrated(s, p.rows, rank, t) for s in p.corpus])
 
 
-def rerank_score(p: Probe, probs: np.ndarray) -> np.ndarray:
-    truth = soft_truth(p.logic, {a: probs[i] for i, a in enumerate(p.atoms)})
-    return 0.5 * p.cosine + 0.5 * p.positive_cosine + 0.5 * truth
+def rerank_score(p: Probe, probs: np.ndarray, logic: LogicalQuery | None = None) -> np.ndarray:
+    """``rerank``'s score (default :class:`LogicConfig` weights) over ``logic`` (the query's)."""
+    cfg = LogicConfig()
+    truth = soft_truth(logic or p.logic, {a: probs[i] for i, a in enumerate(p.atoms)})
+    prior = (1 - cfg.positive_prior) * p.cosine + cfg.positive_prior * p.positive_cosine
+    return prior + cfg.rerank_weight * truth
 
 
 def positive_only_score(p: Probe) -> np.ndarray:
     """``rerank`` with the negations dropped from the logic (what the negation adds)."""
-    part = positive_part(p.logic) or p.logic
-    truth = soft_truth(part, {a: p.probs[i] for i, a in enumerate(p.atoms)})
-    return 0.5 * p.cosine + 0.5 * p.positive_cosine + 0.5 * truth
+    return rerank_score(p, p.probs, positive_part(p.logic))
 
 
 def summary(probes: list[Probe], scores: list[np.ndarray]) -> tuple[float, float]:
@@ -190,7 +193,8 @@ def learned(probes: list[Probe], folds: int = 5, seed: int = 0) -> list[np.ndarr
             for i in held:
                 if (probes[i].template in NEGATION) == group:
                     scores[i] = model.decision_function(feats[i])
-    return [s for s in scores if s is not None]
+    assert all(s is not None for s in scores)  # every query is held out once
+    return scores  # type: ignore[return-value]
 
 
 def main() -> None:
