@@ -23,11 +23,13 @@ descriptions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import lru_cache
+from typing import Any, Literal
 
 from logic_rag.candidates.atoms import AtomCandidates
 from logic_rag.candidates.dense import DenseCandidates
+from logic_rag.candidates.given import GivenCandidates
 from logic_rag.candidates.orthogonal import OrthogonalCandidates
 from logic_rag.candidates.splade import SpladeCandidates
 from logic_rag.compose.logic import ScoreFusion, SoftLogic
@@ -35,10 +37,23 @@ from logic_rag.compose.soft_logic import TNorm
 from logic_rag.pipeline.ranking import Backfill, Combine, Cutoff, TopK
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.verifiers.base import Polarity, Verifier, Verify
-from logic_rag.verifiers.embedding import EmbeddingVerifier
+from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 from logic_rag.verifiers.spec import make_verifier
 
-__all__ = ["LogicConfig", "Strategy", "STRATEGIES", "DENSE_STRATEGIES", "SPARSE_STRATEGIES"]
+__all__ = [
+    "LogicConfig",
+    "Strategy",
+    "STRATEGIES",
+    "DENSE_STRATEGIES",
+    "SPARSE_STRATEGIES",
+    "Calibration",
+    "pipeline_of",
+    "pipeline_over_candidates",
+]
+
+Calibration = Literal["candidates", "corpus"]
+"""How a pipeline over given candidates calibrates embedding evidence (see
+:func:`pipeline_over_candidates`)."""
 
 
 @dataclass(frozen=True)
@@ -295,13 +310,98 @@ DENSE_STRATEGIES = tuple(n for n, s in STRATEGIES.items() if not s.needs_sparse)
 SPARSE_STRATEGIES = tuple(n for n, s in STRATEGIES.items() if s.needs_sparse)
 
 
-def pipeline_of(name: str, config: LogicConfig) -> Pipeline:
-    """The pipeline of strategy ``name`` (a clear error for unknown names)."""
+def _strategy(name: str) -> Strategy:
     try:
-        strategy = STRATEGIES[name]
+        return STRATEGIES[name]
     except KeyError:
         raise ValueError(
             f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}"
         ) from None
-    built = strategy.build(config)
+
+
+def pipeline_of(name: str, config: LogicConfig) -> Pipeline:
+    """The pipeline of strategy ``name`` (a clear error for unknown names)."""
+    built = _strategy(name).build(config)
     return built if isinstance(built, Pipeline) else Pipeline((built,))
+
+
+#: Candidate sources that search the index with the query or its atoms. Over given
+#: candidates the index *is* the candidates, so the given source stands in for them.
+_QUERY_SOURCES = (DenseCandidates, AtomCandidates)
+
+
+def pipeline_over_candidates(
+    name: str,
+    config: LogicConfig,
+    given: GivenCandidates,
+    *,
+    calibration: Calibration = "candidates",
+) -> Pipeline:
+    """Strategy ``name``'s pipeline run over candidates another retriever chose.
+
+    A reranker's index holds only its candidates, so the strategy's own stages run
+    unchanged (every :class:`LogicConfig` knob applies as in a retriever) except:
+
+    * the query-side candidate sources (:class:`DenseCandidates`, :class:`AtomCandidates`)
+      are replaced by ``given`` at the first one's place and dropped after it. Standing
+      where ``DenseCandidates`` stood, ``given`` takes its source name ``dense``, so a
+      stage that reads the first stage's score (``vanilla``'s ``Combine(dense)``) reads
+      the incoming scores. Other sources (``orthogonal``) search the candidates' index
+      and are kept;
+    * with ``calibration="candidates"`` (default) every exact :class:`EmbeddingVerifier`
+      found in a stage's fields, or inside a verifier's fields at any depth (a cascade's
+      cheap verifier), becomes a :class:`CandidateEmbeddingVerifier` with the same
+      settings: the boundary between two candidates, so that a handful of candidates
+      still separate. ``"corpus"`` keeps the corpus rule; over a whole corpus the result
+      is then exactly the strategy's own pipeline.
+
+    Strategies that need an index the candidates lack (``splade*``) raise ValueError
+    naming the ones that can run.
+    """
+    strategy = _strategy(name)
+    if strategy.needs_sparse:
+        raise ValueError(
+            f"strategy {name!r} needs a SPLADE index and cannot re-rank given candidates; "
+            f"choose one of {', '.join(DENSE_STRATEGIES)}"
+        )
+    if calibration not in ("candidates", "corpus"):
+        raise ValueError(f"calibration must be 'candidates' or 'corpus', got {calibration!r}")
+    if not isinstance(given, GivenCandidates):
+        raise TypeError(f"given must be a GivenCandidates stage, got {type(given).__name__}")
+    stages: list[Stage] = []
+    placed = False
+    for stage in pipeline_of(name, config):
+        if isinstance(stage, _QUERY_SOURCES):
+            if not placed:
+                named = "dense" if isinstance(stage, DenseCandidates) else given.name
+                stages.append(replace(given, name=named))
+                placed = True
+            continue
+        stages.append(_on_candidates(stage) if calibration == "candidates" else stage)
+    return Pipeline(stages)
+
+
+def _on_candidates(value: Any) -> Any:
+    """``value`` with every exact EmbeddingVerifier inside it candidate-calibrated.
+
+    Walks frozen-dataclass stages and verifiers (and tuples of them) field by field and
+    rebuilds only what changed, so verifiers without one (an LLM, with its model and
+    pair cache) are kept as the same object.
+    """
+    if type(value) is EmbeddingVerifier:
+        settings = {f.name: getattr(value, f.name) for f in fields(value) if f.init}
+        return CandidateEmbeddingVerifier(**settings)
+    if isinstance(value, tuple):
+        converted = tuple(_on_candidates(v) for v in value)
+        changed = any(a is not b for a, b in zip(converted, value, strict=True))
+        return converted if changed else value
+    if isinstance(value, Stage | Verifier) and is_dataclass(value):
+        changes = {}
+        for f in fields(value):
+            if f.init:
+                old = getattr(value, f.name)
+                new = _on_candidates(old)
+                if new is not old:
+                    changes[f.name] = new
+        return replace(value, **changes) if changes else value
+    return value
