@@ -16,7 +16,7 @@ PACKAGES = [
     "logic_rag.evals.rag",
     "logic_rag.finetune.data",
     "logic_rag.finetune.entailment",
-    "logic_rag.finetune.experiments",
+    "experiments.finetune",
     "logic_rag.finetune.losses",
     "logic_rag.finetune.recipes",
 ]

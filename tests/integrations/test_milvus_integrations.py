@@ -1,6 +1,6 @@
 """LogicReranker over real Milvus Lite stores in LlamaIndex and LangChain (small corpus).
 
-Runs the rankers of ``evals/milvus_acceptance.py``: each framework's own Milvus
+Runs the rankers of ``experiments/milvus_acceptance.py``: each framework's own Milvus
 integration with logic-rag's embeddings, plain top-k and the reranked top-n.
 """
 
@@ -16,8 +16,8 @@ pytest.importorskip("llama_index.vector_stores.milvus")
 pytest.importorskip("langchain_milvus")
 pytest.importorskip("langchain_classic")
 
+from experiments import milvus_acceptance  # noqa: E402
 from logic_rag.corpus import Document  # noqa: E402
-from logic_rag.evals import milvus_acceptance  # noqa: E402
 
 TEXTS = [
     "Orchids of Indonesia. The flowers are white.",

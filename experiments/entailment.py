@@ -431,7 +431,7 @@ def render_report(results: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m logic_rag.finetune.entailment.experiment --out DIR [...]``."""
+    """CLI: ``python -m experiments.entailment --out DIR [...]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     defaults = ExperimentArgs(out="")
     for f in dataclasses.fields(ExperimentArgs):

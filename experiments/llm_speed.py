@@ -1,6 +1,6 @@
 """Load time, prompt tokens/s and generated tokens/s of a generator spec (one tiny run).
 
-Usage: python scripts/llm_speed.py SPEC [SPEC ...]   e.g. llamacpp:qwen2.5-1.5b
+Usage: python experiments/llm_speed.py SPEC [SPEC ...]   e.g. llamacpp:qwen2.5-1.5b
        transformers:qwen2.5-1.5b. Prompt speed is timed with choice_logprobs (prompt
 evaluation only, no KV reuse: each prompt differs from its first token), generation
 speed with a 64-token greedy answer minus the prompt time.

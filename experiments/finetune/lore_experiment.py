@@ -8,7 +8,7 @@ search that same index. Distractors are documents that match some but not all of
 query's constraints (computed from the atoms' gold sets); the metric is their recall in
 the top 3 / 5 (lower is better) next to the positives' recall (should not fall).
 
-    python -m logic_rag.finetune.experiments.lore_experiment --out DIR [--quick]
+    python -m experiments.finetune.lore_experiment --out DIR [--quick]
 
 Issue 5's target: distractor R@5 at least 30% lower, positive R@5 not lower.
 """
@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from experiments.finetune.datasets import DatasetSpec, load_split, prepare_dataset
+from experiments.finetune.metrics import mean_set_recall_at_k, relative_change
 from logic_rag.atomic import atomic_write_json, atomic_write_text
-from logic_rag.finetune.experiments.datasets import DatasetSpec, load_split, prepare_dataset
-from logic_rag.finetune.experiments.metrics import mean_set_recall_at_k, relative_change
 
 __all__ = ["LoreConfig", "run_lore_experiment", "train_query_encoder", "render_report", "main"]
 
@@ -116,8 +116,8 @@ def run_lore_experiment(
     """Index once with the base model, evaluate base vs tuned query encoder on val and test."""
     import json
 
+    from experiments.finetune.search import DocumentIndex, load_encoder
     from logic_rag.finetune.data import load_documents_map
-    from logic_rag.finetune.experiments.search import DocumentIndex, load_encoder
 
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ Every variant uses whole-document evidence (no best sentence), so ``base`` here 
 ``rerank`` formula on that evidence; ``package`` is the package's own ``rerank``. Run it
 on the train split only (``python -m logic_rag.evals.quest.split`` makes it)::
 
-    python scripts/embedding_probe.py --index runs/quest-gemma --queries runs/split/train.jsonl
+    python experiments/embedding_probe.py --index runs/quest-gemma --queries runs/split/train.jsonl
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from logic_rag.finetune.experiments import logicol_ablation as ab
+from experiments.finetune import logicol_ablation as ab
 
 TINY = ab.AblationConfig(
     datasets=("world",),
@@ -129,7 +129,7 @@ def test_real_tiny_ablation_end_to_end(tmp_path: Path) -> None:
 
 
 def test_recipe_overrides_are_typed_and_checked():
-    from logic_rag.finetune.experiments.logicol_ablation import _recipe_extra
+    from experiments.finetune.logicol_ablation import _recipe_extra
 
     assert _recipe_extra(["exclusion_temperature=0.05", "save_steps=7", "cached=true"]) == {
         "exclusion_temperature": 0.05,

@@ -9,14 +9,14 @@ import random
 import numpy as np
 import pytest
 
-from logic_rag.evals.quest.data import QuestQuery
-from logic_rag.finetune.experiments.metrics import (
+from experiments.finetune.metrics import (
     avg_group_sim,
     mean_set_recall_at_k,
     relative_change,
     retrieval_metrics,
     set_recall_at_k,
 )
+from logic_rag.evals.quest.data import QuestQuery
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:

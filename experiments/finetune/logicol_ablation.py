@@ -20,7 +20,7 @@ R@100, negation violation rate and AvgGroupSim (:mod:`.metrics`). Results go to
 where it stopped; ``OUT/report.md`` holds the tables and the relative change of LogiCoL vs
 SupCon.
 
-    python -m logic_rag.finetune.experiments.logicol_ablation --out DIR [--dataset both]
+    python -m experiments.finetune.logicol_ablation --out DIR [--dataset both]
         [--quick]
 """
 
@@ -34,9 +34,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from experiments.finetune.datasets import DatasetSpec, prepare_dataset
+from experiments.finetune.metrics import relative_change
 from logic_rag.atomic import atomic_write_json, atomic_write_text
-from logic_rag.finetune.experiments.datasets import DatasetSpec, prepare_dataset
-from logic_rag.finetune.experiments.metrics import relative_change
 
 __all__ = [
     "CONDITIONS",
@@ -227,14 +227,14 @@ def evaluate_model(
     Document embeddings of the ``base`` model (``model == base``) and of the base of a
     query-only model are cached under ``data_dir/embeddings``; a fully tuned model's are not.
     """
-    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
-    from logic_rag.finetune.data import load_documents_map, load_quest_training_set
-    from logic_rag.finetune.experiments.metrics import avg_group_sim, retrieval_metrics
-    from logic_rag.finetune.experiments.search import (
+    from experiments.finetune.metrics import avg_group_sim, retrieval_metrics
+    from experiments.finetune.search import (
         document_encoder_of,
         load_encoder,
         search_queries,
     )
+    from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
+    from logic_rag.finetune.data import load_documents_map, load_quest_training_set
 
     documents = load_documents_map(data_dir / "documents.jsonl")
     atom_sets = load_atom_sets(data_dir / "atoms.jsonl")
@@ -288,8 +288,8 @@ def document_index(
     embedded by ``encoder``; with ``cached``, the embeddings are kept in
     ``data_dir/embeddings`` (weights-keyed), so the evaluation of the base and the mining of
     hard negatives encode the corpus once."""
+    from experiments.finetune.search import DocumentIndex
     from logic_rag.finetune.data import load_documents_map
-    from logic_rag.finetune.experiments.search import DocumentIndex
 
     if documents is None:
         documents = load_documents_map(data_dir / "documents.jsonl")
@@ -331,7 +331,7 @@ def hard_negative_set(
     known = known_hard_negatives(ts, load_atom_sets(data_dir / "atoms.jsonl"))
     mined: dict[str, list[str]] = {}
     if cfg.mined_negatives > 0 and ts.queries:
-        from logic_rag.finetune.experiments.search import load_encoder
+        from experiments.finetune.search import load_encoder
 
         encoder = load_encoder(cfg.base)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in cfg.base)[:64]
@@ -397,7 +397,7 @@ def run_ablation(
     """
     if train_fn is None:
         train_fn = train_condition
-    from logic_rag.finetune.experiments.datasets import training_set
+    from experiments.finetune.datasets import training_set
 
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)

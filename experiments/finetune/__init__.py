@@ -4,9 +4,9 @@
   distractor / positive recall@k.
 * :mod:`.datasets`: build or reuse the generated world and the WordNet set.
 * :mod:`.search`: encode once, exact FAISS search.
-* :mod:`.logicol_ablation`: ``python -m logic_rag.finetune.experiments.logicol_ablation``.
-* :mod:`.lore_experiment`: ``python -m logic_rag.finetune.experiments.lore_experiment``.
-* :mod:`.paired`: ``python -m logic_rag.finetune.experiments.paired DATA A B [DATA A B ...]``,
+* :mod:`.logicol_ablation`: ``python -m experiments.finetune.logicol_ablation``.
+* :mod:`.lore_experiment`: ``python -m experiments.finetune.lore_experiment``.
+* :mod:`.paired`: ``python -m experiments.finetune.paired DATA A B [DATA A B ...]``,
   a sign test on negation violations and bootstrap intervals on recall for two encoders,
   per triple and pooled over triples (seeds).
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from logic_rag.finetune.experiments import lore_experiment as lx
-from logic_rag.finetune.experiments import search
+from experiments.finetune import lore_experiment as lx
+from experiments.finetune import search
 
 TINY = lx.LoreConfig(
     size=300, train_queries=40, val_queries=12, test_queries=30, max_steps=2, batch_size=4

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from logic_rag.finetune.experiments.search import (
+from experiments.finetune.search import (
     document_cache_path,
     document_embeddings,
     document_encoder_of,

@@ -10,7 +10,7 @@ view of the negation, ``pairwise_order`` (:func:`logic_rag.evals.quest.pairwise_
 share of gold/excluded document pairs in the right order, 0.5 = negation ignored), over the
 negation queries.
 
-    python -m logic_rag.finetune.experiments.paired runs/ablation/data/wordnet \\
+    python -m experiments.finetune.paired runs/ablation/data/wordnet \\
         runs/ablation/models/wordnet/supcon/model runs/ablation/models/wordnet/logicol/model
 
 Several ``DATA FIRST SECOND`` triples (one per seed, say) are compared one by one and then
@@ -50,11 +50,11 @@ def per_query_metrics(
     model: str, data_dir: str | Path, split: str = "test", *, depth: int = 100
 ) -> dict[str, dict[str, Any]]:
     """``{qid: {"R@20", "R@100", "violation_rate" (1.0, 0.0 or None), ...}}`` of ``model``."""
+    from experiments.finetune.metrics import ABLATION_KS
+    from experiments.finetune.search import DocumentIndex, load_encoder, search_queries
     from logic_rag.evals.quest.data import load_atom_sets, load_quest_queries
     from logic_rag.evals.quest.metrics import evaluate_run
     from logic_rag.finetune.data import load_documents_map
-    from logic_rag.finetune.experiments.metrics import ABLATION_KS
-    from logic_rag.finetune.experiments.search import DocumentIndex, load_encoder, search_queries
 
     data_dir = Path(data_dir)
     documents = load_documents_map(data_dir / "documents.jsonl")

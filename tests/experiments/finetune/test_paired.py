@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from logic_rag.finetune.experiments import paired
+from experiments.finetune import paired
 
 
 def _row(violation: float | None, r20: float = 0.5, r100: float = 0.8) -> dict:
@@ -76,7 +76,7 @@ def test_different_query_sets_are_refused() -> None:
 
 def test_real_models_on_a_generated_world(tmp_path: Path) -> None:
     """MiniLM against itself: identical per-query numbers, nothing discordant, diff 0."""
-    from logic_rag.finetune.experiments.datasets import DatasetSpec, prepare_dataset
+    from experiments.finetune.datasets import DatasetSpec, prepare_dataset
 
     spec = DatasetSpec(
         name="world", size=200, train_queries=10, val_queries=5, test_queries=25, seed=0

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.finetune import logicol_ablation as ab
+from experiments.finetune import search
 from logic_rag.finetune.data import TrainingSet, TrainQuery
-from logic_rag.finetune.experiments import logicol_ablation as ab
-from logic_rag.finetune.experiments import search
 
 VOCAB = ("cat", "dog", "car", "sea", "sun", "red")
 

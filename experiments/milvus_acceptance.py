@@ -2,7 +2,7 @@
 
 One command::
 
-    python -m logic_rag.evals.milvus_acceptance --quest-queries runs/split/dev.jsonl \\
+    python -m experiments.milvus_acceptance --quest-queries runs/split/dev.jsonl \\
         --out runs/milvus/acceptance.json
 
 For each framework the corpus is indexed in a Milvus Lite file through the framework's
@@ -275,7 +275,7 @@ def evaluate(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m logic_rag.evals.milvus_acceptance",
+        prog="python -m experiments.milvus_acceptance",
         description="LogicReranker over Milvus Lite in LlamaIndex and LangChain vs plain "
         "retrieval: nDCG@10 on the MS MARCO subset, R@20 on QUEST-attr dev.",
     )
@@ -311,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def write(results: dict[str, Any]) -> dict[str, Any]:
         payload = {
             "command": " ".join(
-                ["python -m logic_rag.evals.milvus_acceptance", *(argv or sys.argv[1:])]
+                ["python -m experiments.milvus_acceptance", *(argv or sys.argv[1:])]
             ),
             "model": args.model,
             "candidates": args.candidates,

