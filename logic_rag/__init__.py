@@ -1,8 +1,11 @@
 """logic-rag: retrieval for RAG that respects AND / OR / NOT in a query.
 
-The public API is re-exported here flat. Names resolve lazily (PEP 562), so importing
-``logic_rag`` does not import torch, FAISS or sentence-transformers until a name that
-needs them is used.
+The public API is re-exported here flat, so a guide needs one import line
+(``from logic_rag import LogicRetriever, LogicConfig, Document``). Names resolve lazily
+(PEP 562), so importing ``logic_rag`` does not import torch, FAISS or sentence-transformers
+until a name that needs them is used. The framework adapters stay in
+``logic_rag.integrations.llama_index`` and ``logic_rag.integrations.langchain``: importing
+them here would make every user install both frameworks.
 """
 
 from __future__ import annotations
@@ -14,12 +17,42 @@ from logic_rag.lazy import lazy_exports
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    # engine
+    # retrievers
+    "LogicRetriever": "logic_retriever",
+    "LogicConfig": "strategies",
+    "Strategy": "strategies",
+    "STRATEGIES": "strategies",
     "Retriever": "retriever",
     "Hit": "retriever",
+    # engine parts
     "DenseEncoder": "encoders.dense",
     "DenseIndex": "index.faiss_index",
     "BM25Index": "index.bm25",
+    # logical queries and decomposers
+    "LogicalQuery": "query.algebra",
+    "Atom": "query.algebra",
+    "And": "query.algebra",
+    "Or": "query.algebra",
+    "Not": "query.algebra",
+    "Decomposition": "query.decompose",
+    "RuleDecomposer": "query.rules",
+    "LLMDecomposer": "query.llm",
+    "AutoDecomposer": "query.auto",
+    # pipeline stages: candidates >> verifiers >> logic >> ranking
+    "Stage": "pipeline.stage",
+    "Pipeline": "pipeline.stage",
+    "DenseCandidates": "candidates.dense",
+    "AtomCandidates": "candidates.atoms",
+    "BM25Candidates": "candidates.bm25",
+    "Verify": "verifiers.base",
+    "EmbeddingVerifier": "verifiers.embedding",
+    "CrossEncoderVerifier": "verifiers.cross_encoder",
+    "LLMVerifier": "verifiers.llm",
+    "make_verifier": "verifiers.spec",
+    "SoftLogic": "compose.logic",
+    "Combine": "pipeline.ranking",
+    "Cutoff": "pipeline.ranking",
+    "TopK": "pipeline.ranking",
     # corpora
     "Document": "corpus",
     "iter_documents": "corpus",
@@ -41,6 +74,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from logic_rag.candidates.atoms import AtomCandidates
+    from logic_rag.candidates.bm25 import BM25Candidates
+    from logic_rag.candidates.dense import DenseCandidates
+    from logic_rag.compose.logic import SoftLogic
     from logic_rag.corpus import BeirDataset, Document, iter_documents, load_beir, load_documents
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.errors import (
@@ -52,8 +89,22 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from logic_rag.index.bm25 import BM25Index
     from logic_rag.index.faiss_index import DenseIndex
+    from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.models import MODELS, ResolvedModel, resolve_model
+    from logic_rag.pipeline.ranking import Combine, Cutoff, TopK
+    from logic_rag.pipeline.stage import Pipeline, Stage
+    from logic_rag.query.algebra import And, Atom, LogicalQuery, Not, Or
+    from logic_rag.query.auto import AutoDecomposer
+    from logic_rag.query.decompose import Decomposition
+    from logic_rag.query.llm import LLMDecomposer
+    from logic_rag.query.rules import RuleDecomposer
     from logic_rag.retriever import Hit, Retriever
+    from logic_rag.strategies import STRATEGIES, LogicConfig, Strategy
+    from logic_rag.verifiers.base import Verify
+    from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier
+    from logic_rag.verifiers.embedding import EmbeddingVerifier
+    from logic_rag.verifiers.llm import LLMVerifier
+    from logic_rag.verifiers.spec import make_verifier
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
