@@ -22,6 +22,7 @@ def evaluate_beir(
     strategies: Sequence[str] | None = None,
     index: str | os.PathLike[str] | None = None,
     store_uri: str | None = None,
+    config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR corpus with ``model``, search its judged queries, score with ir-measures.
 
@@ -33,7 +34,9 @@ def evaluate_beir(
     ``"strategies": {name: metrics}`` is added; ``metrics`` then holds the first one's.
     This is the no-regression check for queries without logic. ``index`` reuses (or
     writes) an index folder, so a slow encoder embeds the corpus once; ``store_uri`` names
-    the Milvus store of an index built with ``--store``.
+    the Milvus store of an index built with ``--store``; ``config`` holds
+    :class:`~logic_rag.strategies.LogicConfig` changes (the verifier of ``verify`` and
+    ``quality``, the cascade's targets).
     """
     import ir_measures
 
@@ -69,6 +72,8 @@ def evaluate_beir(
             logic = LogicRetriever.build(data.corpus, model=model, show_progress_bar=True)
             if index is not None:
                 logic.save(index)
+        if config:
+            logic = logic.with_config(**config)
         name = logic.dense.encoder.name
         by_strategy = {s: score(logic.search_batch(texts, k=depth, strategy=s)) for s in strategies}
         metrics = by_strategy[strategies[0]]

@@ -176,6 +176,7 @@ def _cmd_eval_beir(args: argparse.Namespace) -> int:
         strategies=strategies,
         index=args.index,
         store_uri=args.store_uri,
+        config=_verifier_config(args),
     )
     if args.json:
         print(json.dumps(result, indent=2))
@@ -314,6 +315,36 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         help="share of --verifier's verdict in each re-checked atom's probability; the rest "
         "stays the embedding evidence (default: 1, replace it)",
     )
+    p.add_argument(
+        "--quality-recall",
+        type=float,
+        default=None,
+        metavar="R",
+        help="with --strategy quality, the share of the all-pairs LLM result set the cascade "
+        "must keep (default 0.9)",
+    )
+    p.add_argument(
+        "--quality-precision",
+        type=float,
+        default=None,
+        metavar="P",
+        help="with --strategy quality, the agreement with the LLM required of each pair the "
+        "embedding evidence decides alone (default 0.9)",
+    )
+    p.add_argument(
+        "--quality-delta",
+        type=float,
+        default=None,
+        metavar="D",
+        help="with --strategy quality, the failure probability of those targets (default 0.1)",
+    )
+    p.add_argument(
+        "--quality-thresholds",
+        default=None,
+        metavar="FILE",
+        help="with --strategy quality, a saved cascade sample to reuse (from `logic-rag "
+        "fit-cascade`), or where to save the one fitted on the first queries",
+    )
     for size in ("tensor", "pipeline"):
         p.add_argument(
             f"--{size}-parallel-size",
@@ -325,7 +356,26 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         )
 
 
+def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
+    """LogicConfig changes from the --quality-* flags (empty when none was given)."""
+    flags = {
+        "quality_recall": args.quality_recall,
+        "quality_precision": args.quality_precision,
+        "quality_delta": args.quality_delta,
+        "quality_thresholds": args.quality_thresholds,
+    }
+    given = {k: v for k, v in flags.items() if v is not None}
+    if given and "quality" not in (args.strategy or "").split(","):
+        raise ValueError("--quality-* flags apply to --strategy quality")
+    return given
+
+
 def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
+    """LogicConfig changes from the verifier and quality flags (empty when none was given)."""
+    return {**_second_verifier_config(args), **_quality_config(args)}
+
+
+def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     """LogicConfig changes from the verifier flags (empty when none was given)."""
     if args.verifier is None:
         if args.verifier_top is not None or args.verifier_weight != 1.0:
@@ -333,8 +383,8 @@ def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
         if args.tensor_parallel_size != 1 or args.pipeline_parallel_size != 1:
             raise ValueError("--tensor/--pipeline-parallel-size need --verifier llm:vllm:MODEL")
         return {}
-    if args.strategy != "verify" and "verify" not in args.strategy.split(","):
-        raise ValueError("--verifier applies to --strategy verify")
+    if not {"verify", "quality"} & set((args.strategy or "").split(",")):
+        raise ValueError("--verifier applies to --strategy verify or quality")
     verifier: Any = args.verifier
     parallel = {
         "tensor_parallel_size": args.tensor_parallel_size,
@@ -435,8 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         default="rerank",
-        help="vanilla, rerank (default), verify, setops, fusion, fusion-product, orthogonal, "
-        "splade, splade-compose, splade-nrf",
+        help="vanilla, rerank (default), verify, quality (an LLM checks the uncertain "
+        "constraints), setops, fusion, fusion-product, orthogonal, splade, splade-compose, "
+        "splade-nrf",
     )
     _add_decomposer_flags(p)
     _add_verifier_flags(p)
@@ -459,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--index", default=None, help="index folder to reuse, or to write")
     _add_store_uri_flag(e)
+    _add_verifier_flags(e)
     e.set_defaults(func=_cmd_eval_beir)
 
     e = eval_sub.add_parser("quest", help="QUEST-style set retrieval metrics per template")
@@ -469,8 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--strategy",
         default="rerank",
-        help="strategy, or several separated by commas (vanilla,rerank,verify,setops,fusion,"
-        "fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
+        help="strategy, or several separated by commas (vanilla,rerank,verify,quality,setops,"
+        "fusion,fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
     )
     e.add_argument("--atoms", help="atom gold sets (default: atoms.jsonl beside --queries)")
     e.add_argument(

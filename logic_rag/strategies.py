@@ -96,6 +96,18 @@ class LogicConfig:
         verifier_weight: share of the second verifier's verdict in each re-checked atom's
             probability, the rest staying the embedding evidence (1 replaces it). The
             QUEST-trained cross-encoder of the README's table was blended at 0.5.
+        quality_recall: ``quality``'s stated target: the share of the result set of the
+            costly verifier checking every pair that the cascade keeps (split over the
+            query's logic; see :mod:`logic_rag.verifiers.cascade`).
+        quality_precision: ``quality``'s per-decision agreement target for the pairs the
+            cheap verifier decides alone.
+        quality_delta: failure probability of those guarantees.
+        quality_thresholds: a saved cascade sample (JSON) to reuse, or where to save the
+            one fitted on the first batch; ``None`` fits on the first batch and keeps it
+            in memory for the process.
+        quality_sample: pairs the costly verifier labels when the cascade is fitted.
+        quality_cheap: an extra cheap verifier between the embedding evidence and the
+            costly one (e.g. ``cross-encoder:FOLDER``); ``None``: the embedding evidence.
     """
 
     candidates: int = 100
@@ -115,8 +127,20 @@ class LogicConfig:
     verifier_atoms: Polarity = "positive"
     verifier_top: int | None = None
     verifier_weight: float = 1.0
+    quality_recall: float = 0.9
+    quality_precision: float = 0.9
+    quality_delta: float = 0.1
+    quality_thresholds: str | None = None
+    quality_sample: int = 300
+    quality_cheap: str | Verifier | None = None
 
     def __post_init__(self) -> None:
+        if not 0.0 < self.quality_recall <= 1.0 or not 0.0 <= self.quality_precision <= 1.0:
+            raise ValueError("quality_recall must be in (0, 1] and quality_precision in [0, 1]")
+        if not 0.0 < self.quality_delta < 1.0:
+            raise ValueError("quality_delta must be in (0, 1)")
+        if self.quality_sample < 1:
+            raise ValueError("quality_sample must be >= 1")
         if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
             raise ValueError("candidates, atom_depth and threshold_rank must be >= 1")
         if self.verify_atom_candidates < 0:
@@ -193,6 +217,52 @@ def _verify(cfg: LogicConfig) -> Stage:
         )
     return (
         pipeline
+        >> SoftLogic(cfg.tnorm)
+        >> _prior_and(cfg, truth=cfg.verify_weight)
+        >> TopK()
+        >> Backfill()
+    )
+
+
+#: The costly verifier of ``quality`` when ``LogicConfig.verifier`` names none.
+QUALITY_VERIFIER = "llm:qwen2.5-1.5b"
+
+
+def _quality(cfg: LogicConfig) -> Stage:
+    """``verify``'s candidates and embedding evidence, then a cascade to the LLM."""
+    from logic_rag.verifiers.cascade import CascadeVerify
+
+    pipeline: Stage = DenseCandidates(cfg.candidates)
+    if cfg.verify_atom_candidates:
+        pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
+    pipeline = pipeline >> Verify(cfg.embedding_verifier())
+    if cfg.quality_cheap is not None:
+        cheap = (
+            _verifier_of(cfg.quality_cheap)
+            if isinstance(cfg.quality_cheap, str)
+            else cfg.quality_cheap
+        )
+        pipeline = pipeline >> Verify(cheap, polarity=cfg.verifier_atoms)
+    if cfg.verifier_top is not None:
+        pipeline = (
+            pipeline
+            >> SoftLogic(cfg.tnorm)
+            >> _prior_and(cfg, truth=cfg.verify_weight)
+            >> Cutoff(cfg.verifier_top)
+        )
+    spec = cfg.verifier if cfg.verifier is not None else QUALITY_VERIFIER
+    expensive = _verifier_of(spec) if isinstance(spec, str) else spec
+    return (
+        pipeline
+        >> CascadeVerify(
+            expensive,
+            recall=cfg.quality_recall,
+            precision=cfg.quality_precision,
+            delta=cfg.quality_delta,
+            polarity=cfg.verifier_atoms,
+            thresholds=cfg.quality_thresholds,
+            sample_size=cfg.quality_sample,
+        )
         >> SoftLogic(cfg.tnorm)
         >> _prior_and(cfg, truth=cfg.verify_weight)
         >> TopK()
@@ -281,6 +351,12 @@ STRATEGIES: dict[str, Strategy] = {
             "whole-query and per-atom candidates; every constraint checked by the embedding "
             "verifier (and optionally a cross-encoder or LLM), ranked by cosine + soft truth",
             _verify,
+        ),
+        Strategy(
+            "quality",
+            "verify's candidates; only the constraint checks the embedding evidence is unsure "
+            "of go to an LLM (a cascade with a stated recall target for the result set)",
+            _quality,
         ),
         Strategy("fusion", "score fusion of atom evidence: AND +, OR max, NOT −", _fusion("sum")),
         Strategy("fusion-product", "score fusion with AND as a product", _fusion("product")),

@@ -147,6 +147,9 @@ def write_results(
         "model": model,
         "metrics": _metrics_payload(metrics),
     }
+    if isinstance(metrics.get("costs"), Mapping):
+        # Seconds per query and, for a cascade, LLM calls (evals.quest.costs).
+        payload["costs"] = json.loads(json.dumps(dict(metrics["costs"]), allow_nan=False))
     if extra is not None:
         if not isinstance(extra, Mapping):
             raise TypeError(f"extra must be a mapping, got {type(extra).__name__}")

@@ -55,30 +55,48 @@ def evaluate_strategies(
     batch_size: int = 64,
     progress: bool = True,
 ) -> dict[str, dict[str, Any]]:
-    """``{strategy: evaluate_run(...)}`` for every strategy, searched in batches."""
+    """``{strategy: evaluate_run(...)}`` for every strategy, searched in batches.
+
+    Each result also holds ``costs`` (:func:`~logic_rag.evals.quest.costs.summarise_costs`):
+    seconds per query, and LLM calls for ``quality``, which is searched one query at a
+    time so that its seconds are each query's own latency.
+    """
+    import time
+
     from tqdm.auto import tqdm
+
+    from logic_rag.evals.quest.costs import query_cost, summarise_costs
 
     logic = [gold_logical_query(q) for q in queries] if gold_logic else None
     depth = min(depth, len(retriever))
     results: dict[str, dict[str, Any]] = {}
     for strategy in strategies:
         run: dict[str, list[tuple[str, float]]] = {}
+        costs: list[dict[str, Any]] = []
+        size = 1 if strategy == "quality" else batch_size
         bar = tqdm(
             total=len(queries), desc=f"{strategy:<15}", disable=not progress, file=sys.stderr
         )
-        for start in range(0, len(queries), batch_size):
-            batch = queries[start : start + batch_size]
+        for start in range(0, len(queries), size):
+            batch = queries[start : start + size]
+            began = time.perf_counter()
             found = retriever.search_batch(
                 [q.query for q in batch],
                 k=depth,
                 strategy=strategy,
-                logical_queries=None if logic is None else logic[start : start + batch_size],
+                logical_queries=None if logic is None else logic[start : start + size],
             )
+            share = (time.perf_counter() - began) / len(batch)
             for q, hits in zip(batch, found, strict=True):
                 run[q.qid] = [(h.id, float(h.score)) for h in hits]
+                costs.append(query_cost(share, hits[0].logic if hits else None))
             bar.update(len(batch))
         bar.close()
         results[strategy] = evaluate_run(run, list(queries), atom_sets)
+        results[strategy]["costs"] = summarise_costs(costs)
+        for q, cost in zip(queries, costs, strict=True):
+            if q.qid in results[strategy]["per_query"]:
+                results[strategy]["per_query"][q.qid]["costs"] = cost
     return results
 
 

@@ -131,6 +131,8 @@ class LlamaCppGenerator:
         self.seed = seed
         self.name = f"llamacpp:{model}"
         self._formatter: Any = None
+        #: Scored prompts, their tokens, and the tokens evaluated after prefix reuse.
+        self.counters = {"prompts": 0, "prompt_tokens": 0, "evaluated_tokens": 0}
 
     def __repr__(self) -> str:
         return f"LlamaCppGenerator({self.model!r}, n_ctx={self.n_ctx})"
@@ -295,14 +297,18 @@ class LlamaCppGenerator:
         tokens = [self.prompt_tokens(p, system, budget=self.n_ctx - 1) for p in batch]
         with self._lock(llm):
             for i in sorted(range(len(batch)), key=lambda k: tokens[k]):
-                logprobs = self._next_token_logprobs(llm, tokens[i])
+                logprobs, evaluated = self._next_token_logprobs(llm, tokens[i])
+                self.counters["prompts"] += 1
+                self.counters["prompt_tokens"] += len(tokens[i])
+                self.counters["evaluated_tokens"] += evaluated
                 for j, candidates in enumerate(ids):
                     out[i, j] = float(np.logaddexp.reduce(logprobs[candidates]))
         return out
 
     @staticmethod
-    def _next_token_logprobs(llm: Any, tokens: list[int]) -> Any:
-        """Log-softmax (float64) of the next token after ``tokens``, reusing the KV cache."""
+    def _next_token_logprobs(llm: Any, tokens: list[int]) -> tuple[Any, int]:
+        """Log-softmax (float64) of the next token after ``tokens``, reusing the KV cache,
+        and how many tokens were evaluated (the rest came from the cache)."""
         import numpy as np
 
         cached = llm.input_ids[: llm.n_tokens].tolist()
@@ -322,7 +328,7 @@ class LlamaCppGenerator:
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),))
         logits = logits.astype(np.float64)
         shifted = logits - logits.max()
-        return shifted - np.log(np.exp(shifted).sum())
+        return shifted - np.log(np.exp(shifted).sum()), len(tokens) - prefix
 
     def as_llm(self, **options: Any) -> Any:
         """A LlamaIndex ``LLM`` over this generator (see :class:`GeneratorLLM`)."""

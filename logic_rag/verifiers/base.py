@@ -107,12 +107,16 @@ class PairVerifier(Verifier):
             self.fingerprint(), keys, lambda missing: self.score_texts([pairs[i] for i in missing])
         )
 
-    def verify_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """P(document satisfies atom) for ``(atom, document text)`` pairs (cached)."""
+    def cached_scores(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Raw scores of ``(atom, shown text)`` pairs, cached by the text's SHA-1."""
         import hashlib
 
         hashes = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for _, t in pairs]
-        return self.probability(self._raw(pairs, hashes))
+        return self._raw(pairs, hashes)
+
+    def verify_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(document satisfies atom) for ``(atom, document text)`` pairs (cached)."""
+        return self.probability(self.cached_scores(pairs))
 
     def check(self, requests: Sequence[CheckRequest], ctx: SearchContext) -> list[Checked]:
         docs = ctx.resources.documents

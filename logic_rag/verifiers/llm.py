@@ -46,6 +46,11 @@ class LLMVerifier(PairVerifier):
         prompt: the user message; ``{page}`` and ``{atom}`` are filled in.
         system: the system message.
         max_chars: pages are cut to this many characters (prompt length bounds cost).
+        evidence_sentences: a page longer than ``max_chars`` is shown as its title and
+            the sentences most similar to the atom (from the index's sentence vectors,
+            at most this many, in page order, still within ``max_chars``) instead of its
+            first ``max_chars`` characters; 0 always cuts from the start. A page that
+            fits is shown whole, so every atom of it shares one cached prompt prefix.
         generator_options: constructor options for a generator given as a spec, e.g.
             ``{"tensor_parallel_size": 2}`` for ``vllm:`` (stored as sorted pairs so the
             verifier stays hashable; left out of :meth:`fingerprint`: they change speed,
@@ -56,6 +61,7 @@ class LLMVerifier(PairVerifier):
     prompt: str = DEFAULT_PROMPT
     system: str | None = DEFAULT_SYSTEM
     max_chars: int = 1500
+    evidence_sentences: int = 4
     name: str = "llm"
     generator_options: Any = ()
     _loaded: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -87,9 +93,63 @@ class LLMVerifier(PairVerifier):
     def warm_up(self) -> None:
         self._generator()
 
+    def stats(self) -> dict[str, int]:
+        """Pairs scored by the model (cache misses) and the generator's prompt tokens."""
+        out = {"pairs": int(self._loaded.get("pairs", 0))}
+        generator = self._loaded.get("generator")
+        counters = getattr(generator, "counters", None)
+        if isinstance(counters, dict):
+            out.update({k: int(v) for k, v in counters.items()})
+        return out
+
+    def shown_page(self, atom: str, row: int, ctx: Any) -> str:
+        """The text the model sees for ``row``: the whole page, or its evidence for ``atom``."""
+        resources = ctx.resources
+        doc = resources.documents[row]
+        content = doc.content
+        passages = resources.passages
+        if len(content) <= self.max_chars or not self.evidence_sentences or passages is None:
+            return content
+        from logic_rag.index.passages import split_sentences
+
+        sentences = split_sentences(doc.text or doc.title)
+        start, end = int(passages.offsets[row]), int(passages.offsets[row + 1])
+        if len(sentences) != end - start:
+            return content  # an index written by another sentence splitter
+        vector = ctx.vectors([atom])[0].astype(np.float32)
+        sims = passages.vectors[start:end].astype(np.float32) @ vector
+        chosen: list[int] = []
+        budget = self.max_chars - len(doc.title) - 2
+        for i in np.argsort(-sims, kind="stable")[: self.evidence_sentences].tolist():
+            if len(sentences[i]) + 1 <= budget:
+                chosen.append(i)
+                budget -= len(sentences[i]) + 1
+        if not chosen:
+            return content
+        body = " ".join(sentences[i] for i in sorted(chosen))
+        return f"{doc.title}\n{body}" if doc.title else body
+
+    def check(self, requests: Sequence[Any], ctx: Any) -> list[Any]:
+        from logic_rag.verifiers.base import Checked
+
+        pairs: list[tuple[str, str]] = []
+        for request in requests:
+            for atom in request.atoms:
+                for row in request.rows.tolist():
+                    pairs.append((atom, self.shown_page(atom, row, ctx)))
+        raw = self.cached_scores(pairs) if pairs else np.zeros(0)
+        out, start = [], 0
+        for request in requests:
+            n = len(request.atoms) * len(request.rows)
+            block = raw[start : start + n].reshape(len(request.atoms), len(request.rows))
+            out.append(Checked(self.probability(block), block))
+            start += n
+        return out
+
     def fingerprint(self) -> str:
         name = self.generator if isinstance(self.generator, str) else self.generator.name
         digest = hashlib.sha1(f"{self.system}\x00{self.prompt}\x00{self.max_chars}".encode())
+        # evidence_sentences changes which text is shown, and the cache keys hash that text.
         return f"llm:{name}:{digest.hexdigest()[:16]}"
 
     def render(self, atom: str, page: str) -> str:
@@ -98,6 +158,7 @@ class LLMVerifier(PairVerifier):
     def score_texts(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         # Page-major order so consecutive prompts share the longest prefix (KV reuse).
         order = sorted(range(len(pairs)), key=lambda i: (pairs[i][1], pairs[i][0]))
+        self._loaded["pairs"] = self._loaded.get("pairs", 0) + len(pairs)
         prompts = [self.render(*pairs[i]) for i in order]
         logprobs = np.asarray(
             self._generator().choice_logprobs(prompts, ("Yes", "No"), system=self.system),

@@ -1,0 +1,59 @@
+"""What a strategy cost per query: wall seconds, and for ``quality`` the LLM's share.
+
+:func:`summarise_costs` turns per-query records (the seconds a search took, and the
+``cascade`` block a cascaded verifier writes into every hit's ``logic``) into the figures
+an evaluation reports: p50 / p95 seconds per query, costly-verifier calls per query
+against what checking every pair would have made, prompt tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["query_cost", "summarise_costs"]
+
+
+def query_cost(seconds: float, logic: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One query's record: its wall seconds and, when present, its cascade figures."""
+    record: dict[str, Any] = {"seconds": float(seconds)}
+    cascade = (logic or {}).get("cascade")
+    if isinstance(cascade, Mapping):
+        for key in ("expensive_calls", "all_pairs_calls", "prompt_tokens", "fit_calls"):
+            record[key] = int(cascade.get(key, 0))
+    return record
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else 0.0
+
+
+def summarise_costs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """p50 / p95 / mean seconds per query; calls and tokens per query where recorded."""
+    seconds = [float(r["seconds"]) for r in records]
+    out: dict[str, Any] = {
+        "queries": len(records),
+        "seconds_p50": round(_percentile(seconds, 50), 4),
+        "seconds_p95": round(_percentile(seconds, 95), 4),
+        "seconds_mean": round(float(np.mean(seconds)) if seconds else 0.0, 4),
+    }
+    cascaded = [r for r in records if "expensive_calls" in r]
+    if cascaded:
+        calls = [r["expensive_calls"] for r in cascaded]
+        every = [r["all_pairs_calls"] for r in cascaded]
+        out.update(
+            {
+                "cascade_queries": len(cascaded),
+                "llm_calls_mean": round(float(np.mean(calls)), 2),
+                "llm_calls_p50": _percentile(calls, 50),
+                "all_pairs_calls_mean": round(float(np.mean(every)), 2),
+                "llm_call_share": round(sum(calls) / sum(every), 4) if sum(every) else 0.0,
+                "prompt_tokens_mean": round(
+                    float(np.mean([r["prompt_tokens"] for r in cascaded])), 1
+                ),
+                "fit_calls": int(sum(r.get("fit_calls", 0) for r in cascaded[:1])),
+            }
+        )
+    return out
