@@ -25,6 +25,12 @@ from dataclasses import dataclass, field
 
 from logic_rag.query.algebra import And, Atom, LogicalQuery, Not, Or
 from logic_rag.query.decompose import Decomposition, require_text
+from logic_rag.query.exclusions import (
+    find_exclusions,
+    is_question,
+    normalise_question,
+    strip_mention_wrappers,
+)
 from logic_rag.query.heads import head_noun, head_prefix, is_proper_name, item_kind, lower_first
 
 __all__ = ["RuleDecomposer", "DEFAULT_PROTECTED_PHRASES"]
@@ -91,6 +97,14 @@ _NEGATION = re.compile(
     r"|(?:but\s+)?except(?:\s+for)?"
     r"|(?:but\s+)?excluding"
     r"|other\s+than"
+    r"|(?:but\s+)?(?:apart|aside)\s+from"
+    r"|(?:but\s+)?besides"
+    r"|instead\s+of"
+    r"|rather\s+than"
+    r"|not\s+including"
+    r"|minus"
+    r"|(?:(?:but|and)\s+)?with\s+no"
+    r"|(?:but|and)\s+no"
     r"|(?:(?:but|and)\s+)?without"
     r"|(?:(?:that|which|who)\s+(?:are|is|were|was)\s+)?neither"
     r"|not"
@@ -105,6 +119,19 @@ _CLAUSE = re.compile(
     r")\b",
     re.IGNORECASE,
 )
+# An exclusion that opens the text: "Apart from X, which ...", "Not including X, what ...".
+_LEADING_EXCLUSION = re.compile(
+    r"^(?:with\s+the\s+exception\s+of|except(?:\s+for)?|excluding|other\s+than|"
+    r"apart\s+from|aside\s+(?:from|of)|besides|instead\s+of|rather\s+than|not\s+including|"
+    r"in\s+addition\s+to|on\s+top\s+of|beyond|regardless\s+of|irrespective\s+of|"
+    r"(?:leaving|setting|putting)\s+aside|leaving\s+out|ignoring|disregarding|barring|"
+    r"without)\b",
+    re.IGNORECASE,
+)
+_WEAK = re.compile(
+    r"^(?:in\s+addition\s+to|on\s+top\s+of|beyond|regardless\s+of|irrespective\s+of)$"
+)
+_LONG_QUERY = 16  # words; longer texts with an exclusion clause read as questions
 _OR_SPLIT = re.compile(r"\s*,\s*(?:(?:or|nor|and)\s+)?|\s+n?or\s+", re.IGNORECASE)
 _AND_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+&\s+", re.IGNORECASE)
 _HAS_OR = re.compile(r"\bn?or\b", re.IGNORECASE)
@@ -118,6 +145,14 @@ _HAS_AND = re.compile(r"\band\b|\s&\s", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:either|both|neither|also|the\s+ones?)\s+", re.IGNORECASE)
 _NON = re.compile(r"^non[-\s]([^\s]+)\s+(.+)$", re.IGNORECASE)
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$|\b(?:Jr|Sr|St|Co|Inc|Ltd|Dr)\.$")
+# "French films but not the silent ones": "ones" stands for the positive item's noun.
+_ONES = re.compile(r"^(?:the\s+|those\s+)?(.+?)\s+ones?$", re.IGNORECASE)
+# Exclusion markers that name members of the set ("novels other than Emma"): a bare name
+# after them is the member itself, not a category that borrows the head ("novels by Emma").
+_MEMBER_MARKERS = (
+    "other than", "apart from", "aside from", "besides", "except", "except for",
+    "instead of", "rather than", "minus",
+)  # fmt: skip
 _LEXICAL_NON = {"fiction", "profit", "governmental", "league", "stop", "partisan", "aligned"}
 
 _PENALTY_NO_CONNECTIVE = 0.8  # an atom: fine, but an implicit conjunction may hide in it
@@ -127,6 +162,7 @@ _PENALTY_MIXED = 0.7  # "and" and "or" in one list: precedence was guessed
 _PENALTY_BARE_NOT = 0.9  # a lone "not" can be part of a name
 _PENALTY_NO_POSITIVE = 0.6  # only exclusions: the universe is implied
 _PENALTY_NON = 0.8  # "non-X Y" read as "Y NOT X Y"
+_PENALTY_WEAK_CUE = 0.9  # "in addition to X, what other ...": the exclusion is implied
 _BASE = 0.95
 
 
@@ -176,7 +212,10 @@ class RuleDecomposer:
         """Decompose ``text``; empty or whitespace-only text raises ``ValueError``."""
         original = require_text(text)
         state = _State()
-        body, share = self._strip_wrappers(self._normalise(original), state)
+        normal = self._normalise(normalise_question(original))
+        if _reads_as_question(normal):
+            return self._decompose_question(normal, original, state)
+        body, share = self._strip_wrappers(normal, state)
         body = self._protect(body, state)
         if not body:
             return Decomposition(Atom(original), 0.2, self.source)
@@ -215,6 +254,35 @@ class RuleDecomposer:
         if not state.connective:
             state.confidence *= _PENALTY_NO_CONNECTIVE
         return Decomposition(query, round(min(max(state.confidence, 0.0), 1.0), 4), self.source)
+
+    def _decompose_question(self, text: str, original: str, state: _State) -> Decomposition:
+        """A question or request: its need stays one atom, each exclusion adds NOT thing.
+
+        "Who directed X and when was it released?" is one need, not two sets; the excluded
+        thing is read by :func:`~logic_rag.query.exclusions.find_exclusions`.
+        """
+        need, exclusions = find_exclusions(text)
+        m = _WRAPPER.match(need)
+        body = _clean(need[m.end() :] if m and m.end() < len(need) else need)
+        nodes: list[LogicalQuery] = [Atom(body)] if body else []
+        seen: set[str] = set()
+        for exclusion in exclusions:
+            key = exclusion.thing.lower()
+            if key in seen or key == body.lower():
+                continue
+            seen.add(key)
+            nodes.append(Not(Atom(exclusion.thing)))
+            if _WEAK.match(exclusion.cue):
+                state.confidence *= _PENALTY_WEAK_CUE
+        if not nodes:
+            return Decomposition(Atom(original), 0.2, self.source)
+        if not body:
+            state.confidence *= _PENALTY_NO_POSITIVE
+        if len(nodes) == 1:
+            state.confidence *= _PENALTY_NO_CONNECTIVE
+        return Decomposition(
+            _make(And, nodes), round(min(max(state.confidence, 0.0), 1.0), 4), self.source
+        )
 
     # ------------------------------------------------------------------------- stages
 
@@ -279,7 +347,18 @@ class RuleDecomposer:
             if marker == "not":
                 state.confidence *= _PENALTY_BARE_NOT
         pieces.append((marker, body[last:]))
-        return [(mk, _clean(seg)) for mk, seg in pieces]
+        out = []
+        for mk, seg in pieces:
+            seg = _clean(seg)
+            if mk.endswith("no"):
+                mk = mk[: -len("no")] + "without" if mk.endswith("with no") else "excluding"
+            if mk:
+                # "excluding any information about X", "don't mention X": the thing is X
+                bare = strip_mention_wrappers(seg)
+                if bare != seg:
+                    seg, mk = bare, "excluding"
+            out.append((mk, seg))
+        return out
 
     def _split_clauses(self, positive: tuple[str, str], state: _State) -> list[str]:
         text = positive[1]
@@ -364,7 +443,16 @@ class RuleDecomposer:
             for i, item in enumerate(items):
                 kind = item_kind(item.text)
                 new = item.text
-                if marker.endswith("without") and ref is not None and kind == "full":
+                ones = _ONES.match(item.text)
+                if marker in _MEMBER_MARKERS and kind == "bare":
+                    continue  # "novels other than Emma": Emma, not "novels by Emma"
+                if ones and ref is not None and item.text != ref:
+                    # "French films but not the silent ones" -> "silent French films"
+                    first = ref.split()[0]
+                    common = first.lower().endswith("s") and first[1:].islower()
+                    head = first.lower() + ref[len(first) :] if common else ref
+                    new = f"{ones.group(1)} {head}"
+                elif marker.endswith("without") and ref is not None and kind == "full":
                     new = f"{head_noun(ref)} with {item.text}"
                 elif kind == "tail" and ref is not None:
                     new = f"{head_noun(ref)} {lower_first(item.text)}"
@@ -404,6 +492,20 @@ def _clean(text: str) -> str:
     while text.endswith("?") or (text.endswith(".") and not _ABBREVIATION.search(text)):
         text = text[:-1].rstrip(" ,;:?")
     return text.lstrip(" ,;:.!?")
+
+
+def _reads_as_question(text: str) -> bool:
+    """Questions and requests take the question path; set queries the list rules.
+
+    A question by its opening (:func:`~logic_rag.query.exclusions.is_question`), one that
+    opens with an exclusion ("Apart from X, ..."), or a long text with an exclusion clause
+    (set queries are short: 95% of QUEST's have at most 14 words).
+    """
+    if is_question(text) or _LEADING_EXCLUSION.match(text):
+        return True
+    if _WHO_VERB.match(text) or len(text.split()) <= _LONG_QUERY:
+        return False
+    return bool(find_exclusions(text)[1])
 
 
 def _cancel_double_negation(

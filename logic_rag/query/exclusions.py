@@ -1,0 +1,610 @@
+"""How people write exclusions in questions, and what the excluded thing is.
+
+Set queries ("Birds of Asia but not Parrots") name the excluded set with a connective the
+list rules already read. Questions people type read differently::
+
+    "Apart from Black Brook, which other tributaries flow into the Merrimack River?"
+    "Who hosted the 48th Emmy Awards, not including any details about Michael J. Fox?"
+    "What is Gabry Ponte famous for? Don't mention Eiffel 65."
+
+The cue ("apart from", "not including", "don't") is followed by the excluded span, which
+carries wrappers ("any details about", "mention", "the American actor") around the thing
+itself. This module holds the cue lexicon and the span rules:
+
+* :func:`find_exclusions` splits a question into the need (the text without the exclusion
+  clauses) and the excluded things; a leading clause ("Apart from X, what ...") ends at the
+  comma before the main question, a trailing one at the end of its sentence or at a comma
+  that opens an aside (", who is ...").
+* :func:`excluded_thing` strips the wrappers so the negated atom is the thing ("don't
+  mention Moses" -> "Moses"): mention verbs, "any information about", quotes, a descriptor
+  before a name ("the American ballet dancer Marc Platt" -> "Marc Platt"), a short aspect
+  after a possessive ("Bart Conner's role in the academy" -> "Bart Conner") and a back
+  reference ("Ceuta or its surroundings" -> "Ceuta"). A descriptive span without a name
+  ("the role of serum in unopened blisters") is kept whole: it is the excluded topic.
+* :func:`has_negation_cue` is the broad detector ``auto`` uses to notice a query whose
+  negation the rules did not read.
+
+Everything is word lists and regular expressions, no parser: fast, offline, predictable.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "Exclusion",
+    "excluded_thing",
+    "excluded_things",
+    "find_exclusions",
+    "has_negation_cue",
+    "is_question",
+    "normalise_question",
+    "strip_mention_wrappers",
+]
+
+# ---------------------------------------------------------------------------- lexicon
+
+# Verbs of mentioning that sit between a negation and the excluded thing:
+# "without mentioning X", "don't include X", "refrain from discussing X".
+_MENTION_VERB = (
+    r"(?:mention(?:ing|s|ed)?|includ(?:e|ing|es|ed)|consider(?:ing|s|ed)?|"
+    r"referenc(?:e|ing|es)|refer(?:ring|s)?\s+to|discuss(?:ing|es)?|talk(?:ing)?\s+about|"
+    r"delv(?:e|ing)\s+into|go(?:ing)?\s+into|touch(?:ing)?\s+(?:on|upon)|"
+    r"bring(?:ing)?\s+up|us(?:e|ing)|tak(?:e|ing)\s+into\s+account|focus(?:ing)?\s+on|"
+    r"cover(?:ing)?|involv(?:e|ing|es)|address(?:ing)?|describ(?:e|ing)|provid(?:e|ing)|"
+    r"list(?:ing)?|count(?:ing)?|consult(?:ing)?|relat(?:e|ing)\s+to|"
+    r"(?:hav(?:e|ing)|has)\s+(?:anything\s+)?to\s+do\s+with|ask(?:ing)?\s+about|"
+    r"explain(?:ing)?|highlight(?:ing)?|emphasiz(?:e|ing)|emphasis(?:e|ing)|"
+    r"get(?:ting)?\s+into|elaborat(?:e|ing)\s+on|speak(?:ing)?\s+(?:of|about)|"
+    r"be(?:ing)?\s+(?:about|related\s+to|from|part\s+of)|tell(?:ing)?\s+(?:me\s+)?about|"
+    r"specify(?:ing)?|show(?:ing)?|(?:be(?:ing)?\s+)?interested\s+in|"
+    r"overlook(?:ing)?|block(?:ing)?|giv(?:e|ing)|add(?:ing)?|say(?:ing)?\s+about|"
+    r"want(?:s)?\s+to\s+(?:know|hear|see|read|learn)(?:\s+about)?|need(?:s)?)"
+)
+# The cues, most specific first. Group ``lead`` marks cues that may open a question
+# ("Apart from X, ..."); every cue may also trail ("..., apart from X").
+_CUES = [
+    r"with\s+the\s+exception\s+of",
+    r"except(?:\s+for)?",
+    r"excluding|excluded|exclude[sd]?",
+    r"other\s+than",
+    r"apart\s+from",
+    r"aside\s+(?:from|of)",
+    r"besides|beside",
+    r"instead\s+of",
+    r"rather\s+than",
+    r"not\s+including|not\s+counting|not\s+considering",
+    r"not\s+to\s+mention",
+    r"minus",
+    r"in\s+addition\s+to|beyond",
+    r"on\s+top\s+of",
+    r"regardless\s+of|irrespective\s+of",
+    r"(?:leaving|setting|putting|leave|set|put)\s+aside",
+    r"(?:leaving|leave)\s+out|left\s+out",
+    r"ignor(?:e|ing)|disregard(?:ing)?|omit(?:ting)?|skip(?:ping)?|barring",
+    r"(?:ruled|ruling|rule)\s+out",
+    r"(?:refrain(?:ing)?|abstain(?:ing)?)\s+from",
+    r"avoid(?:ing|s)?",
+    r"unrelated\s+to|not\s+related\s+to",
+    r"outside(?:\s+of)?",
+    r"without",
+    r"(?:(?:that|which|who)\s+)?(?:(?:is|are|was|were)\s+)?(?:different|distinct|separate)\s+from",
+    r"(?:(?:that|which|who)\s+)?differ(?:s|ed|ing)?\s+from|unlike",
+    r"(?:(?:that|which)\s+)?(?:(?:is|are)\s+)?independent\s+of",
+    r"(?:(?:but|and|with|has|have)\s+)?nothing\s+(?:to\s+do\s+with|about|related\s+to|on|regarding)",
+    r"(?:(?:but|and|with)\s+)?no\s+(?:information|details?|mention)\s+(?:related\s+to|about|of|on)",
+    r"(?:with|having|has|have|but|and)\s+no",
+    r"no\s+(?=(?:mention|information|info|details?|references?|discussion)\b)",
+    # negated auxiliaries: "don't mention X", "that isn't about X", "but do not include X"
+    r"(?:(?:but|and|that|which|who|please|i)\s+)?"
+    r"(?:do|does|did|is|are|was|were|should|would|could|can|will|must|please\s+do)\s*"
+    r"(?:n't|not)",
+    r"(?:(?:but|and|that|which|who|please|i)\s+)?"
+    r"(?:don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|wouldn't|won't|can't|"
+    r"cannot)",
+    r"(?:(?:but|and|while|whilst)\s+)?not",
+]
+_CUE = re.compile(
+    r"(?<![\w'-])(?:" + "|".join(f"(?:{c})" for c in _CUES) + r")(?![\w'-])", re.IGNORECASE
+)
+# Cues that exclude only when the question asks for "other"/"else" things besides X.
+_WEAK_CUES = re.compile(r"^(?:in\s+addition\s+to|on\s+top\s+of|beyond)$", re.IGNORECASE)
+_OTHER = re.compile(r"\b(?:other|else|another|more|additional|further)\b", re.IGNORECASE)
+# "not" that does not exclude anything.
+_NOT_IDIOM = re.compile(
+    r"^\s*(?:only|just|merely|simply|necessarily|yet|sure|least|until|too|all|every|unlike|"
+    r"far|long|much|many|least|quite|exactly)\b",
+    re.IGNORECASE,
+)
+#: Anything that may express a negation or an exclusion; ``auto`` asks the LLM when the
+#: rules read no NOT in a query that has one of these.
+_ANY_CUE = re.compile(
+    r"(?<![\w-])(?:not|no|never|neither|nor|none|without|except|excluding|exclude[sd]?|"
+    r"besides|beside|instead|rather\s+than|other\s+than|apart\s+from|aside\s+from|minus|"
+    r"non-\w+|\w+n't|cannot|avoid\w*|ignor\w*|omit\w*|disregard\w*|leaving\s+out|unrelated|"
+    r"barring|regardless\s+of|irrespective\s+of)(?![\w-])",
+    re.IGNORECASE,
+)
+# Words that start a question or a request: a text that starts with one is a question,
+# not a set query, and its clauses joined by "and" stay one need.
+_QUESTION_START = re.compile(
+    r"^(?:(?:in|on|at|for|from|to|with|by|during|of|under)\s+(?:which|what|whom)\b"
+    r"|who(?:m|se)?\b|what(?:'s)?\b|which\b|where\b|when\b|why\b|how\b"
+    r"|(?:is|are|was|were|do|does|did|has|have|had|can|could|would|will|should|may)\s+"
+    r"(?:there|it|the|a|an|any|you|he|she|they|we|i|this|that|these|those|[A-Z0-9])"
+    r"|(?:can|could|would|will)\s+you\b|please\b|kindly\b|tell\s+me\b|i\s*(?:'m|am|'d|would|want)\b"
+    r"|give\s+me\s+(?:some\s+)?(?:information|details|an?\s+overview)\b"
+    r"|(?:describe|explain|introduce|summari[sz]e|provide|share)\b)",
+    re.IGNORECASE,
+)
+# Openings of set queries: "what are X", "find me X", "are there any X".
+_SET_WRAPPER = re.compile(
+    r"^(?:(?:what|which)\s+(?:are|were)|are\s+there|(?:find|show|list|give|get|name|"
+    r"recommend|suggest)(?:\s+(?:me|us))?)(?:\s*,)?(?:\s+(?:some|all|any))?(?:\s+of\s+the)?\s+",
+    re.IGNORECASE,
+)
+# Words a set query never holds but a question often does (lower case only).
+_CLAUSE_WORDS = re.compile(
+    r"\b(?:did|does|has|have|had|can|could|would|should|will|he|she|his|her|him|they|"
+    r"their|them|you|your|i|my|we|our|else|anything|information)\b"
+)
+# A comma followed by the main question: where a leading exclusion clause ends.
+_MAIN_CLAUSE = re.compile(
+    r",\s*(?=(?:(?:in|on|at|for|from|to|with|by|during|of)\s+(?:which|what|whom)\b"
+    r"|who(?:m|se)?\b|what(?:'s)?\b|which\b|where\b|when\b|why\b|how\b|is\b|are\b|was\b|"
+    r"were\b|do\b|does\b|did\b|has\b|have\b|can\b|could\b|would\b|will\b|should\b|"
+    r"please\b|tell\b|give\b|list\b|name\b|i\b|we\b|there\b|it\b))",
+    re.IGNORECASE,
+)
+# Where a trailing excluded span ends: a comma (or a dash) that opens an aside or another
+# clause, or a relative clause ("..., who is ...").
+_SPAN_END = re.compile(
+    r"\s*(?:,|;|\s-\s|\s–\s|\s—\s)\s*(?=(?:while|whilst|because|since|so|but|please|focusing|"
+    r"focus|instead|i|we|what|how|thank|thanks|if|although|though|rather|then|can|could|would|"
+    r"(?:and|or)\s+(?:what|who|how|when|where|why|which|is|are|was|were|did|does|do|can|could|"
+    r"would|please|focus|also|instead|i|we|it|he|she|they|tell|give|list|provide))\b)"
+    r"|\s+(?=(?:but|while|whilst|and\s+(?:what|who|how|when|where|why|which|is|are|was|were|"
+    r"did|does|do|can|could|would|please|focus|also|instead)|so\s+that|"
+    r"in\s+(?:your|the|this|my)\s+(?:response|answer|reply|description|explanation|"
+    r"discussion|summary)|please|focusing|instead|rather)\b)",
+)
+# The second comma of a parenthetical exclusion: "Who, other than X, wrote ...".
+_PARENTHETICAL_END = re.compile(
+    r",\s*(?=[a-z])(?!(?:the|a|an|who|whom|whose|which|that|known|commonly|also|officially|one|"
+    r"formerly|born|now|as|where|when|and|or|nor|its|his|her|their)\b)"
+)
+_SENTENCE_END = re.compile(r"(?<![A-Z])(?<!\b[A-Z][a-z])(?<!\bSt)(?<!\bvs)[.?!](?=\s|$)|\?")
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{2,})[\"“”]")
+
+# Wrappers between the cue and the thing, in the order they are peeled off.
+_LEAD_WRAPPERS = [
+    re.compile(
+        r"^(?:please|kindly|also|even|just|simply|so|then|really|specifically|any\s+more)\s+"
+    ),
+    re.compile(
+        r"^(?:(?:also|even|directly|explicitly|specifically)\s+)?(?:be\s+)?"
+        + _MENTION_VERB
+        + r"\b\s*"
+    ),
+    re.compile(
+        r"^(?:(?:any|anything|all|some|the|a|an|specific|further|additional|other|more|"
+        r"detailed|much|particular|of|relevant|personal|related|background|biographical)\s+)*"
+        r"(?:(?:information|section|parts?|info|details?|mentions?|references?|data|facts?|"
+        r"content|discussions?|focus|connections?|involvement|aspects?|things?|stuff|material|"
+        r"coverage|news|topics?|specifics|emphasis|context|insights?|commentary|links?|"
+        r"affiliations?|association|relation(?:ship)?s?)\b)\s*"
+    ),
+    re.compile(r"^(?:anything|something|everything|any|those|that|things|ones)\b\s*(?=[a-z])"),
+    re.compile(
+        r"^(?:(?:that\s+(?:is|are|was|were)\s+)?(?:about|on|of|regarding|related\s+to|relating\s+to|"
+        r"pertaining\s+to|concerning|associated\s+with|connected\s+(?:to|with)|linked\s+to|"
+        r"involving|to\s+do\s+with|from|with|in|for|to|around|surrounding|tied\s+to))\s+"
+    ),
+]
+_TRAILING_BACKREF = re.compile(
+    r"\s+(?:or|and|&)\s+(?:its|his|her|their|the\s+band's|other|any|all|related|similar|"
+    r"associated|the\s+rest|whatever|everything|anything)\b.*$"
+)
+_TRAILING_NOISE = re.compile(
+    r"\s+(?:in\s+(?:your|the|this|my)\s+(?:response|answer|reply|summary|explanation)|"
+    r"at\s+all|for\s+now|here|please|either|whatsoever|as\s+well|too)$",
+    re.IGNORECASE,
+)
+# An aside after the name: ", the ...", ", who ...", ", known as ...".
+_APPOSITIVE = re.compile(
+    r"\s*,\s*(?=(?:the|a|an|who|whom|whose|which|that|known|commonly|also|officially|one|"
+    r"formerly|born|now|then|as|where|when|[a-z]+ed)\b)"
+)
+# A span that opens with a possessive pronoun or a gerund describes an aspect of the
+# name it ends with: "his royal residence at Iolani Palace", "starring in The Golden Girls".
+_ASPECT_LEAD = re.compile(r"^(?:its|his|her|their|[a-z]+ing)\s")
+# Lower-case words that may continue a name ("... national softball team"), and the
+# ones that end it (prepositions, participles, pronouns, conjunctions).
+_NAME_TAIL = re.compile(r"^[a-z][a-z'-]*$")
+_CUT_WORD = re.compile(
+    r"^(?:\w+ed|\w+ing|of|in|on|at|from|by|with|for|to|about|as|or|and|nor|that|which|who|whom|"
+    r"whose|where|when|its|his|her|their|is|are|was|were|be|been|has|have|had|the|a|an|this|"
+    r"than|into|during|after|before|since|while|because|if|so|but|not|no|any|all)$"
+)
+_ASPECT_PREP = re.compile(r"\s(?:with|in|at|to|on|of|as|from|for|by|about)\s")
+_NAME_START = re.compile(r"^(?:(?:the|a|an)\s+)?(?:[a-z-]+\s+){0,4}?[\"“A-Z0-9]")
+# Words that may sit inside a name ("Battle of Alnwick", "Paul v. Clinton").
+_CONNECTORS = {
+    "of", "the", "and", "&", "de", "van", "von", "der", "den", "da", "di", "la", "le", "du",
+    "del", "des", "in", "on", "at", "for", "to", "a", "an", "y", "v.", "v", "vs.", "vs", "upon",
+    "et", "al", "el", "bin", "ibn", "al-", "dos", "das", "zu", "und", "-", "–", ":",
+}  # fmt: skip
+# Words that make the text before a name a description rather than a descriptor.
+_NOT_DESCRIPTOR = {
+    "of", "in", "on", "at", "from", "by", "with", "for", "to", "about", "or", "that", "which",
+    "who", "is", "are", "was", "were", "into", "than", "as", "its", "his", "her", "their",
+    "where", "when", "how", "what", "not", "no",
+}  # fmt: skip
+# Capitalised words that describe rather than name: "American", "South Korean", "1999".
+_DEMONYM = re.compile(
+    r"^(?:[A-Z][a-z]+(?:an|ian|ese|ish|ch|i|ic|ean)|North|South|East|West|Northern|Southern|"
+    r"Eastern|Western|Central|[0-9][0-9a-z–-]*|[A-Z][a-z]+-born|[A-Z][a-z]+(?:an|ian|ese|ish|ch|i)-[A-Z][a-z]+)$"
+)
+_DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", "these"}
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """One exclusion clause: its cue, the raw span and the thing it excludes."""
+
+    cue: str
+    span: str
+    thing: str
+    leading: bool
+
+
+# ------------------------------------------------------------------------- public API
+
+
+def normalise_question(text: str) -> str:
+    """Typographic variants to ASCII, HTML entities decoded, spaces collapsed."""
+    text = html.unescape(text)
+    text = re.sub(r"</?nowiki>", "", text)
+    for a, b in (("’", "'"), ("‘", "'"), ("？", "?"), ("，", ","), ("：", ":"), ("＂", '"')):
+        text = text.replace(a, b)
+    text = re.sub(r",(?=[A-Za-z\"“])", ", ", text)
+    text = re.sub(
+        r"([a-z][?!])(?=[A-Z])", r"\1 ", text
+    )  # "...League?Please exclude"  # "Angeles,except" -> "Angeles, except"
+    return " ".join(text.split())
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` reads as a question or a request rather than a set query.
+
+    Set queries ("Novels by X that are not set in Y", "what are Jazz albums or live
+    albums", "Who likes A and B") keep the list rules; questions ("Which films made Owen
+    Wilson famous", "Can you tell me about ...") keep their clauses as one need.
+    """
+    body = text.strip()
+    m = _SET_WRAPPER.match(body)
+    if m:
+        rest = body[m.end() :]
+        # "what are Novels by X" and "find me 1960 novels" are set queries; "what are the
+        # noteworthy works of X, without ..." and "What is the name of ..." are questions.
+        return bool(
+            re.match(r"^(?:the|a|an)\b", rest, re.IGNORECASE)
+            or _CLAUSE_WORDS.search(rest)
+            or _SENTENCE_END.search(rest.rstrip("?. "))
+        )
+    if re.match(r"^(?:who|whom)\s+(?:(?:do|does|did)\s+)?likes?\b", body, re.IGNORECASE):
+        return False  # LIMIT's "Who likes A and B": one verb over a list of sets
+    if _QUESTION_START.match(body):
+        return True
+    return bool(_SENTENCE_END.search(body.rstrip("?. ")))
+
+
+def has_negation_cue(text: str) -> bool:
+    """Whether ``text`` holds any word that may express a negation or an exclusion."""
+    return _ANY_CUE.search(normalise_question(text)) is not None
+
+
+def strip_mention_wrappers(span: str) -> str:
+    """``span`` without the leading mention verbs and "any information about" wrappers.
+
+    Only lower-case words are peeled, so a title that starts with one ("On the Road")
+    stays whole.
+    """
+    text = span.strip()
+    *wrappers, preposition = _LEAD_WRAPPERS
+    for _ in range(8):
+        before = text
+        for pattern in wrappers:
+            text = pattern.sub("", text, count=1).strip()
+        if text != span.strip():  # "about X" alone is a set ("not about war"); after a
+            text = preposition.sub("", text, count=1).strip()  # wrapper it is glue
+        if text == before:
+            break
+    return text or span.strip()
+
+
+def excluded_thing(span: str) -> str:
+    """The thing an excluded span names; see the module docstring for the rules."""
+    text = strip_mention_wrappers(span).strip(" ,;:.?!")
+    text = _LEAD_WRAPPERS[-1].sub("", text, count=1)  # in a question "not about X" is X
+    quoted = _quoted_title(text)
+    if quoted:
+        return quoted
+    text = _strip_punct(re.sub(r"\s*\([^()]*\)", "", text))  # "(born 1975)", "(SNC)"
+    text = _APPOSITIVE.split(text, maxsplit=1)[0]  # "X, the Formula One race in which ..."
+    text = _TRAILING_BACKREF.sub("", text).strip()
+    text = _TRAILING_NOISE.sub("", text).strip()
+    text = _STRIP_SUCH_AS(text)
+    words = text.split()
+    if not words:
+        return _strip_punct(span)
+    named = _descriptor_name(words)
+    if named is None and _ASPECT_LEAD.match(text):
+        # "his involvement with the Lahore Qalandars team in ..." -> "Lahore Qalandars"
+        m = _ASPECT_PREP.search(text)
+        if m and _NAME_START.match(text[m.end() :]):
+            return excluded_thing(text[m.end() :])
+        named = _trailing_name(words)
+    if named:
+        return _strip_punct(named)
+    if _is_name_word(words[0]):
+        return _strip_punct(_leading_name(words))
+    if words[0].lower() == "the" and len(words) > 1 and _is_name_word(words[1]):
+        return _strip_punct(_leading_name(words[1:]))  # "the Oklahoma City Thunder's ..."
+    return _strip_punct(text)
+
+
+def excluded_things(span: str) -> list[str]:
+    """The things a span excludes: one, or each item of a list ("Tool, A Perfect Circle,
+    and Puscifer"; "the pillow cactus or the foxtail cactus").
+
+    Lists are split on commas only when they end with ", and"/", or"/"and"/"or" over three
+    or more items, and on a lone "or"/"nor" between short items; a lone "and" stays inside
+    (titles hold it: "Tars and Spars", "Leo & Liz").
+    """
+    text = strip_mention_wrappers(span).strip(" ,;:.?!")
+    if _QUOTED.search(text):
+        return [excluded_thing(span)]
+    items = re.split(r"\s*,\s*(?:(?:and|or|nor)\s+)?|\s+(?:and|or|nor)\s+(?=[^,]*$)", text)
+    if len(items) >= 3 and re.search(r",\s*(?:and|or|nor)\s+|,[^,]*\s(?:and|or|nor)\s", text):
+        return _dedupe(excluded_thing(i) for i in items if i.strip())
+    parts = re.split(r"\s+(?:or|nor)\s+", text)
+    if len(parts) == 2 and all(0 < len(p.split()) <= 5 for p in parts):
+        return _dedupe(excluded_thing(p) for p in parts)
+    return [excluded_thing(span)]
+
+
+def _dedupe(things: object) -> list[str]:
+    out: list[str] = []
+    for thing in things:  # type: ignore[attr-defined]
+        if thing and thing.lower() not in {t.lower() for t in out}:
+            out.append(thing)
+    return out
+
+
+def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
+    """(need, exclusions) of a question; ``need`` is the text without the exclusion clauses.
+
+    Returns ``(text, [])`` when no cue excludes anything.
+    """
+    text = normalise_question(text)
+    exclusions: list[Exclusion] = []
+    removed: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = _CUE.search(text, pos)
+        if m is None:
+            break
+        pos = m.end()
+        cue = " ".join(m.group(0).lower().split())
+        if cue == "apart from" and re.search(r"\bsets?\b[^,.?!]{0,80}$", text[: m.start()]):
+            continue  # "what sets X apart from Y" compares, it does not exclude
+        leading = _starts_clause(text, m.start())
+        if _WEAK_CUES.match(cue) and not (leading or _OTHER.search(text)):
+            continue  # "tell me about A, in addition to B" includes B
+        if cue.endswith("not") and _NOT_IDIOM.match(text[m.end() :]):
+            continue
+        end = _span_end(text, m.end(), leading)
+        span = text[m.end() : end].strip(" ,;:")
+        if not span or len(span.split()) > 40:
+            continue
+        things = [t for t in excluded_things(span) if t and not _is_pronoun_only(t)]
+        if not things:
+            continue
+        exclusions.extend(Exclusion(cue, span, thing, leading) for thing in things)
+        start = m.start()
+        removed.append((start, end))
+        pos = end
+    if not exclusions:
+        return text, []
+    need = _remove(text, removed)
+    return need, exclusions
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _starts_clause(text: str, start: int) -> bool:
+    """Whether the cue at ``start`` opens a sentence or a clause ("Apart from X, what")."""
+    before = text[:start].rstrip()
+    return (
+        not before
+        or before[-1] in ".?!:;"
+        or bool(
+            re.search(r"(?:^|[.?!]\s*)(?:but|and|so|also|now|well|ok|okay)\s*,?$", before, re.I)
+        )
+    )
+
+
+def _span_end(text: str, start: int, leading: bool) -> int:
+    """Where the excluded span that starts at ``start`` ends."""
+    sentence = _SENTENCE_END.search(text, start)
+    limit = sentence.start() if sentence else len(text)
+    if leading:
+        m = _MAIN_CLAUSE.search(text, start, limit)
+        if m is not None:
+            return m.start()
+        comma = text.find(",", start, limit)
+        return comma if comma != -1 else limit
+    segment = text[start:limit]
+    # quotes protect commas inside titles; the span holds at least its first word
+    masked = _QUOTED.sub(lambda q: "x" * len(q.group(0)), segment)
+    first = re.match(r"\s*\S+", masked)
+    from_ = first.end() if first else 0
+    ends = [m.start() for m in (_SPAN_END.search(masked, from_),) if m]
+    if text[:start].rstrip().endswith(tuple(",(")) or re.search(r",\s*\S+$", text[:start]):
+        paren = _PARENTHETICAL_END.search(masked, from_)
+        if paren:
+            ends.append(paren.start())
+    return start + min(ends) if ends else limit
+
+
+def _remove(text: str, spans: list[tuple[int, int]]) -> str:
+    out, last = [], 0
+    for a, b in sorted(spans):
+        out.append(text[last:a])
+        last = max(last, b)
+    out.append(text[last:])
+    need = " ".join("".join(out).split())
+    need = re.sub(r"\s+([,.?!;:])", r"\1", need)
+    need = re.sub(r"(?:[,;:]\s*)+([.?!]|$)", r"\1", need)
+    for _ in range(3):
+        need = re.sub(
+            r"(?:,\s*|\s+)(?:and|but|while|whilst|so|please|or|however|also)\s*([.?!,]|$)",
+            r"\1",
+            need,
+        )
+        need = re.sub(r"(?:[,;:]\s*)+([.?!,]|$)", r"\1", need)
+    need = re.sub(r"^[\s,;:]*(?:and|but|so|please)?[\s,;:]+", "", need, flags=re.I)
+    return need.strip(" ,;:")
+
+
+def _strip_punct(text: str) -> str:
+    return text.strip(" ,;:.?!'\"“”()[]").strip()
+
+
+def _quoted_title(text: str) -> str | None:
+    """A quoted title in the span, unless the quotes hold a nickname inside a name."""
+    m = _QUOTED.search(text)
+    if m is None:
+        return None
+    before, after = text[: m.start()].rstrip(), text[m.end() :].lstrip()
+    inner = m.group(1).strip(" ,.")
+    if before.endswith("(") or (
+        before and after and before.split()[-1][:1].isupper() and after[:1].isupper()
+    ):
+        return None  # William Joseph ("Wild Bill") Donovan, Samuel "Rob" Walton
+    return inner or None
+
+
+def _STRIP_SUCH_AS(text: str) -> str:  # noqa: N802 - reads as a rule name
+    m = re.search(r"\b(?:such\s+as|like|namely|including|especially)\s+(?=[A-Z\"])", text)
+    return text[m.end() :] if m else text
+
+
+def _is_name_word(word: str) -> bool:
+    w = word.strip("\"“”()[],.;:'")
+    return bool(w) and (w[0].isupper() or w[0].isdigit())
+
+
+def _leading_name(words: list[str]) -> str:
+    """The name a span starts with: "War Machine directed by ..." -> "War Machine"."""
+    end = 0
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if _is_name_word(w):
+            end = i + 1
+            if _possessive(w) and not (i + 1 < len(words) and _is_name_word(words[i + 1])):
+                # "Bart Conner's role in the academy": the possessor is the thing
+                return _depossess(" ".join(words[:end]))
+            i += 1
+            continue
+        if w.lower() in _CONNECTORS and i + 1 < len(words):
+            j = i
+            while j < len(words) and words[j].lower() in _CONNECTORS:
+                j += 1
+            if j < len(words) and _is_name_word(words[j]):
+                i = j
+                continue
+        if end and _NAME_TAIL.match(w) and not _CUT_WORD.match(w):
+            # "Mexico women's junior national softball team": lower-case nouns that go on
+            # naming the thing; a preposition or a participle ends it
+            j = i
+            while j < len(words) and _NAME_TAIL.match(words[j]) and not _CUT_WORD.match(words[j]):
+                j += 1
+            if j == len(words):
+                return " ".join(words)
+        break
+    name = " ".join(words[:end]) if end else " ".join(words)
+    return _depossess(name) if end < len(words) else name
+
+
+def _descriptor_name(words: list[str]) -> str | None:
+    """The name after a descriptor: "the American ballet dancer Marc Platt" -> "Marc Platt".
+
+    Only a span of determiner + modifiers + one final name qualifies: a preposition or a
+    verb before the name makes the span a description, which is kept whole.
+    """
+    # the last run of name words (connectors allowed inside), running to the end
+    i = len(words)
+    while i > 0 and (_is_name_word(words[i - 1]) or words[i - 1].lower() in _CONNECTORS):
+        i -= 1
+    while i < len(words) and words[i].lower() in _CONNECTORS:
+        i += 1
+    if i >= len(words) or i == 0:
+        return None
+    head = [w.lower().strip(",") for w in words[:i]]
+    if words[0].lower() not in _DETERMINERS and not all(
+        _DEMONYM.match(w.strip(",")) for w in words[:i] if _is_name_word(w)
+    ):
+        return None  # "Neil Patrick Harris plays Batman": a clause, not a descriptor
+    if any(w in _NOT_DESCRIPTOR for w in head) or any(
+        _possessive(w) and w[:1].isupper() for w in words[:i]
+    ):
+        return None
+    name = " ".join(words[i:])
+    if len(head) > 8:
+        return None
+    return name
+
+
+def _trailing_name(words: list[str]) -> str | None:
+    """The name run a span ends with, possessive "Oliver Stone's Wall Street" included."""
+    i = len(words)
+    while i > 0 and (_is_name_word(words[i - 1]) or words[i - 1].lower() in _CONNECTORS):
+        i -= 1
+    while i < len(words) and words[i].lower() in _CONNECTORS:
+        i += 1
+    if i >= len(words) or i == 0:
+        return None
+    run = words[i:]
+    for j in range(len(run) - 1, -1, -1):  # after a possessive, the possessed name
+        if _possessive(run[j]) and j + 1 < len(run):
+            run = run[j + 1 :]
+            break
+    return " ".join(run)
+
+
+def _possessive(word: str) -> bool:
+    return word.endswith(("'s", "s'"))
+
+
+def _depossess(name: str) -> str:
+    return re.sub(r"(?:'s|')$", "", name.strip())
+
+
+def _is_pronoun_only(text: str) -> bool:
+    return text.lower() in {
+        "it",
+        "them",
+        "him",
+        "her",
+        "this",
+        "that",
+        "these",
+        "those",
+        "those ones",
+    }
