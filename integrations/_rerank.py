@@ -1,24 +1,34 @@
-"""What both rerankers share: logic on top of candidates another retriever returned.
+"""What both rerankers share: a named strategy of the registry run over given candidates.
 
-:class:`CandidateReranker` takes a query and a list of candidate texts, and runs the same
-pipeline stages as :class:`logic_rag.LogicRetriever` over an in-memory index that holds
-only those candidates::
+:class:`CandidateReranker` takes a query and the candidate texts another retriever
+returned, and runs strategy ``strategy`` of :mod:`logic_rag.strategies` with one
+:class:`~logic_rag.strategies.LogicConfig` over an in-memory index that holds only those
+candidates. :func:`~logic_rag.strategies.pipeline_over_candidates` builds the strategy's
+own pipeline and puts the candidates (with their incoming scores) where its query-side
+candidate sources stood, so every knob (``positive_prior``, ``verifier``,
+``verifier_weight``, ``verifier_top``, ``tnorm`` …) means in a reranker what it means in
+:class:`logic_rag.LogicRetriever`, and a new strategy (a cascade) reaches both rerankers
+without a change here. With the default ``verify`` over ten candidates::
 
-    GivenCandidates(input scores) >> Verify(embedding) [>> Verify(second, positive atoms)]
-    >> SoftLogic() >> Combine.of(cosine=1.0, truth=truth_weight) >> TopK()
+    GivenCandidates(incoming scores) >> Verify(embedding, candidate-calibrated)
+    [>> Verify(config.verifier, positive atoms)] >> SoftLogic()
+    >> Combine(prior + 0.75 truth) >> TopK() >> Backfill()
 
-The candidates (and, with ``passages``, their sentences) are embedded with the dense
-encoder, except pages embedded by an earlier call that are still in the reranker's
-bounded cache (``cache_size`` pages, :mod:`logic_rag.integrations._embedding_cache`);
-the query is decomposed by the decomposer (rules by default); the
-hits carry ``constraints``, ``constraint_scores`` and the decomposition exactly like the
-retriever's. This module imports neither LlamaIndex nor LangChain.
+Each hit is mapped back to its input position by the row the engine ranked (carried in
+the in-memory document's metadata as an int), never by parsing an id. The candidates
+(and, with ``passages``, their sentences) are embedded with the dense encoder, except
+pages embedded by an earlier call that are still in the reranker's bounded cache
+(``cache_size`` pages, :mod:`logic_rag.integrations._embedding_cache`); the query is
+decomposed by the decomposer (rules by default); the hits carry ``constraints``,
+``constraint_scores`` and the decomposition exactly like the retriever's. This module
+imports neither LlamaIndex nor LangChain.
 
-Calibration without a corpus. The embedding verifier normally calibrates an atom against
-its ``atom_depth`` nearest documents of the whole corpus: the evidence of the
-``threshold_rank``-th neighbour marks p = 0.5. Here the candidates are the only corpus
-there is, so :class:`~logic_rag.verifiers.embedding.CandidateEmbeddingVerifier` takes all
-``n`` candidates (at most ``atom_depth``) as the neighbourhood, the rank
+Calibration without a corpus (``calibration="candidates"``, the default). The embedding
+verifier normally calibrates an atom against its ``atom_depth`` nearest documents of the
+whole corpus: the evidence of the ``threshold_rank``-th neighbour marks p = 0.5. Here the
+candidates are the only corpus there is, so
+:class:`~logic_rag.verifiers.embedding.CandidateEmbeddingVerifier` takes all ``n``
+candidates (at most ``atom_depth``) as the neighbourhood, the rank
 ``r = min(threshold_rank, max(1, n // 4))`` (never more than the candidates, at most a
 quarter of them), and puts p = 0.5 halfway between the ``r``-th and ``(r+1)``-th
 candidate's evidence. Consequences, tested for 1, 2 and many candidates:
@@ -31,14 +41,16 @@ candidate's evidence. Consequences, tested for 1, 2 and many candidates:
 * many candidates (``n >= 4 * threshold_rank``): practically the corpus rule.
 
 The probabilities are relative to the candidate set: a flag says how a page compares with
-the other candidates, not with a whole corpus. Pass ``verifier=EmbeddingVerifier(...)``
-for the corpus rule (the ``r``-th candidate itself at p = 0.5).
+the other candidates, not with a whole corpus. ``calibration="corpus"`` keeps the corpus
+rule (the ``r``-th candidate itself at p = 0.5); over a whole corpus the reranker then
+ranks exactly as the retriever's strategy does.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from logic_rag.integrations import _engine
@@ -47,10 +59,28 @@ if TYPE_CHECKING:
     from logic_rag.pipeline.stage import Pipeline
     from logic_rag.query.decompose import Decomposer
     from logic_rag.retriever import Hit
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategies import Calibration, LogicConfig
     from logic_rag.verifiers.base import Verifier
 
-__all__ = ["CandidateReranker", "Reranked", "build_reranker", "check_top_n", "check_truth_weight"]
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "CandidateReranker",
+    "Reranked",
+    "check_top_n",
+    "check_truth_weight",
+    "reranker_fields",
+]
+
+#: The rerankers' default strategy. ``verify`` is what the rerankers ran before they used
+#: the registry (prior + 0.75 x soft truth, a second verifier on the positive atoms when
+#: ``config.verifier`` is set), now with the registry's positive prior; on the boolq_not
+#: exclusion questions it measured at or above ``rerank`` (see
+#: docs/experiments/2026-11-27-rerankers-one-path.md), and ``rerank`` ignores
+#: ``config.verifier``.
+DEFAULT_STRATEGY = "verify"
+
+#: Metadata key of the in-memory documents that holds each candidate's input position.
+_POSITION = "__logic_rag_position__"
 
 
 @dataclass(frozen=True)
@@ -77,90 +107,121 @@ def check_truth_weight(weight: object) -> float:
     return float(weight)
 
 
+def _deprecated(message: str) -> None:
+    warnings.warn(message, DeprecationWarning, stacklevel=4)
+
+
+def _with_legacy(
+    config: LogicConfig,
+    calibration: Calibration,
+    verifier: str | Verifier | None,
+    truth_weight: float | None,
+) -> tuple[LogicConfig, Calibration]:
+    """Fold the older ``verifier=`` / ``truth_weight=`` arguments into the config."""
+    from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
+
+    if truth_weight is not None:
+        _deprecated(
+            "truth_weight is deprecated: the soft truth's weight is the strategy's "
+            "(LogicConfig.verify_weight for 'verify', rerank_weight for 'rerank')"
+        )
+        weight = check_truth_weight(truth_weight)
+        config = replace(config, verify_weight=weight, rerank_weight=weight)
+    if isinstance(verifier, str) and verifier.strip().lower() == "embedding":
+        verifier = None
+    if isinstance(verifier, EmbeddingVerifier):
+        _deprecated(
+            "verifier=EmbeddingVerifier(...) is deprecated: the embedding evidence's "
+            "settings are LogicConfig's (atom_depth, threshold_rank, temperature, "
+            "passage_weight) and calibration='corpus' selects the corpus rule"
+        )
+        config = replace(
+            config,
+            atom_depth=verifier.atom_depth,
+            threshold_rank=verifier.threshold_rank,
+            temperature=verifier.temperature,
+            passage_weight=verifier.passage_weight,
+        )
+        corpus = not isinstance(verifier, CandidateEmbeddingVerifier)
+        return config, "corpus" if corpus else "candidates"
+    if verifier is not None:
+        config = replace(config, verifier=verifier)
+    return config, calibration
+
+
 class CandidateReranker:
-    """Re-rank candidate texts under the logic of a query (framework-free core).
+    """Re-rank candidate texts with a named strategy (framework-free core).
 
     Args:
         model: dense encoder: a registry name, a model folder or a ``DenseEncoder``
             (default :func:`logic_rag.models.default_dense_model`).
-        verifier: ``None`` or ``"embedding"``: the candidate-calibrated embedding verifier
-            alone. A spec (``cross-encoder:FOLDER``, ``llm:GENERATOR``) or a
-            ``Verifier``: re-checks the query's positive atoms (``config.verifier_atoms``)
-            after the embedding evidence, as the ``verify`` strategy does; an
-            ``EmbeddingVerifier`` instance replaces the default one instead.
-        truth_weight: weight of the soft truth added to the whole-query cosine.
-        decomposer: reads the query's logic (default ``RuleDecomposer``).
-        config: calibration and logic knobs (``threshold_rank``, ``temperature``,
-            ``passage_weight``, ``tnorm``, ``min_confidence``, ``verifier_atoms``,
-            ``verifier_top``); default ``LogicConfig()``.
+        strategy: a strategy of :data:`logic_rag.strategies.STRATEGIES` that runs over
+            given candidates (all but ``splade*``); default :data:`DEFAULT_STRATEGY`.
+        config: the :class:`~logic_rag.strategies.LogicConfig` (or its dict) the strategy
+            is built from, exactly as for ``LogicRetriever``; default ``LogicConfig()``.
+        verifier: shorthand for ``config.verifier``: a spec (``cross-encoder:FOLDER``,
+            ``llm:GENERATOR``) or a ``Verifier`` that ``verify`` runs after the embedding
+            evidence on ``config.verifier_atoms``; ``"embedding"`` or ``None`` keeps the
+            config's.
+        decomposer: reads the query's logic: an object or a spec (``rules``, ``llm``,
+            ``auto``, ``llm:MODEL``); default rules.
         passages: also embed each candidate's sentences, so an atom is checked against
             the best-matching sentence as well as the whole text (about twice the
             encoding work).
         cache_size: pages whose vectors are kept for later calls (least recently used
             dropped first; keyed by the texts' SHA-256, so an edited page is re-embedded);
             0 turns the cache off. ``.cache.hits`` / ``.cache.misses`` count pages.
+        calibration: ``candidates`` (default) calibrates the embedding evidence on the
+            candidates (module docstring); ``corpus`` keeps the corpus rule.
+        truth_weight: deprecated; sets ``config.verify_weight`` and ``rerank_weight``.
     """
 
     def __init__(
         self,
         model: Any = None,
         *,
+        strategy: str = DEFAULT_STRATEGY,
+        config: LogicConfig | dict[str, Any] | None = None,
         verifier: str | Verifier | None = None,
-        truth_weight: float = 0.75,
-        decomposer: Decomposer | None = None,
-        config: LogicConfig | None = None,
+        decomposer: Decomposer | str | None = None,
         passages: bool = True,
         cache_size: int = 1024,
+        calibration: Calibration = "candidates",
+        truth_weight: float | None = None,
     ) -> None:
         from logic_rag.integrations._embedding_cache import CandidateEmbeddingCache
+        from logic_rag.integrations._settings import config_from, decomposer_from
         from logic_rag.models import default_dense_model
-        from logic_rag.query.rules import RuleDecomposer
-        from logic_rag.strategies import LogicConfig
-        from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
-        from logic_rag.verifiers.spec import make_verifier
 
-        self.encoder = _engine.resolve_encoder(default_dense_model() if model is None else model)
-        self.config = config or LogicConfig()
-        self.truth_weight = check_truth_weight(truth_weight)
-        self.decomposer = decomposer or RuleDecomposer()
-        self.passages = bool(passages)
-        self.cache = CandidateEmbeddingCache(cache_size)
-        cfg = self.config
-        default = CandidateEmbeddingVerifier(
-            atom_depth=cfg.atom_depth,
-            threshold_rank=cfg.threshold_rank,
-            temperature=cfg.temperature,
-            passage_weight=cfg.passage_weight,
+        if not isinstance(strategy, str):
+            raise TypeError(f"strategy must be a strategy name, got {type(strategy).__name__}")
+        self.config, self.calibration = _with_legacy(
+            config_from(config), calibration, verifier, truth_weight
         )
-        chosen = verifier if verifier is not None else cfg.verifier
-        if isinstance(chosen, str) and chosen.strip().lower() == "embedding":
-            chosen = None
-        second = None if chosen is None else make_verifier(chosen)
-        if isinstance(second, EmbeddingVerifier):
-            self.embedding, self.verifier = second, None
-        else:
-            self.embedding, self.verifier = default, second
+        self.strategy = strategy
+        self.pipeline()  # an unknown strategy, or one that needs SPLADE, fails here
+        self.cache = CandidateEmbeddingCache(cache_size)
+        self.decomposer = decomposer_from(decomposer)
+        self.decomposer_spec = decomposer if isinstance(decomposer, str) else None
+        self.passages = bool(passages)
+        self.encoder = _engine.resolve_encoder(default_dense_model() if model is None else model)
 
     def pipeline(self, scores: Sequence[float | None] | None = None) -> Pipeline:
         """The stages one call runs (``scores``: the incoming scores, or None)."""
         from logic_rag.candidates.given import GivenCandidates
-        from logic_rag.compose.logic import SoftLogic
-        from logic_rag.pipeline.ranking import Combine, TopK
-        from logic_rag.verifiers.base import Verify
+        from logic_rag.strategies import pipeline_over_candidates
 
         given = None if scores is None else tuple(None if s is None else float(s) for s in scores)
-        stages = GivenCandidates(given) >> Verify(self.embedding)
-        if self.verifier is not None:
-            cfg = self.config
-            stages = stages >> Verify(
-                self.verifier, top=cfg.verifier_top, polarity=cfg.verifier_atoms
-            )
-        return (
-            stages
-            >> SoftLogic(self.config.tnorm)
-            >> Combine.of(cosine=1.0, truth=self.truth_weight)
-            >> TopK()
+        return pipeline_over_candidates(
+            self.strategy, self.config, GivenCandidates(given), calibration=self.calibration
         )
+
+    @property
+    def verifiers(self) -> tuple[Verifier, ...]:
+        """The verifiers the pipeline runs, in order (the embedding evidence first)."""
+        from logic_rag.verifiers.base import Verify
+
+        return tuple(s.verifier for s in self.pipeline() if isinstance(s, Verify))
 
     def rerank(
         self,
@@ -215,56 +276,50 @@ class CandidateReranker:
     ) -> list[Reranked]:
         from logic_rag.corpus import Document
         from logic_rag.logic_retriever import LogicRetriever
+        from logic_rag.query.algebra import Atom
         from logic_rag.retriever import Retriever
+        from logic_rag.strategies import STRATEGIES
 
         docs = [
             Document(
                 id=str(i),
                 text=text if text.strip() else " ",
                 title=titles[i] if titles is not None else "",
+                metadata={_POSITION: i},
             )
             for i, text in enumerate(texts)
         ]
         vectors, passages = self.cache.vectors(self.encoder, docs, passages=self.passages)
-        dense = Retriever.from_embeddings(self.encoder, vectors, docs)
-        pipeline = self.pipeline(scores)
         engine = LogicRetriever(
-            dense,
+            Retriever.from_embeddings(self.encoder, vectors, docs),
             passages=passages,
             decomposer=self.decomposer,
-            strategy=pipeline,
+            strategy=self.pipeline(scores),
             config=self.config,
         )
-        hits = engine.search(query, k)
-        return [Reranked(int(h.id), h) for h in hits]
+        # A strategy that ignores the logic (vanilla) skips the decomposer, as in search.
+        plain = None if STRATEGIES[self.strategy].decompose else [Atom(query)]
+        (hits,) = engine.search_batch([query], k, logical_queries=plain)
+        out = []
+        for hit in hits:
+            position = hit.metadata[_POSITION]
+            hit.metadata = {}  # the in-memory document's bookkeeping, not the caller's
+            out.append(Reranked(position, hit))
+        return out
 
 
-def build_reranker(
-    model: Any = None,
-    *,
-    verifier: Any = None,
-    top_n: int | None = None,
-    truth_weight: float = 0.75,
-    decomposer: Any = None,
-    config: Any = None,
-    passages: bool = True,
-    cache_size: int = 1024,
-) -> tuple[CandidateReranker, dict[str, Any]]:
-    """The core reranker and the public fields both framework adapters declare."""
-    core = CandidateReranker(
-        model,
-        verifier=verifier,
-        truth_weight=truth_weight,
-        decomposer=decomposer,
-        config=config,
-        passages=passages,
-        cache_size=cache_size,
-    )
-    second = core.verifier if core.verifier is not None else core.embedding
-    fields = {
+def reranker_fields(core: CandidateReranker, top_n: int | None) -> dict[str, Any]:
+    """The JSON-shaped constructor arguments both framework adapters declare as fields, so
+    that ``to_dict`` / ``dumpd`` rebuild an equal reranker."""
+    from logic_rag.integrations._settings import config_to_dict, decomposer_spec
+
+    return {
+        "model": core.encoder.name,
+        "strategy": core.strategy,
+        "config": config_to_dict(core.config),
+        "decomposer": core.decomposer_spec or decomposer_spec(core.decomposer),
         "top_n": check_top_n(top_n),
-        "truth_weight": core.truth_weight,
-        "model_name": core.encoder.name,
-        "verifier_name": second.name,
+        "passages": core.passages,
+        "cache_size": core.cache.capacity,
+        "calibration": core.calibration,
     }
-    return core, fields

@@ -1,25 +1,37 @@
 """LangChain adapter: logic-rag as a LangChain retriever and embedding model.
 
-- :class:`LogicRetriever` is a ``BaseRetriever`` (a Runnable): use it in LCEL chains,
-  ``retriever | format_docs | prompt | llm``. Each ``Document`` carries in its metadata
-  which constraints of the query it satisfied.
-- :class:`LogicReranker` is a ``BaseDocumentCompressor``: put it on top of any retriever
-  with ``ContextualCompressionRetriever(base_compressor=LogicReranker(),
-  base_retriever=...)`` to re-rank its documents under the query's AND / OR / NOT.
+- :class:`LogicLangChainRetriever` is a ``BaseRetriever`` (a Runnable): use it in LCEL
+  chains, ``retriever | format_docs | prompt | llm``. Each ``Document`` carries in its
+  metadata which constraints of the query it satisfied.
+- :class:`LogicLangChainReranker` is a ``BaseDocumentCompressor``: put it on top of any
+  retriever with ``ContextualCompressionRetriever(base_compressor=
+  LogicLangChainReranker(), base_retriever=...)`` to re-rank its documents with a named
+  strategy of the registry (default ``verify``), keeping the best ``top_n`` (3).
 - :class:`LogicEmbeddings` is an ``Embeddings``: our models (registry names or fine-tuned
   folders) for any LangChain vector store.
+- :func:`langchain_milvus_class` is ``langchain_milvus.Milvus`` made to work with
+  pymilvus >= 2.6.10 (the connection bug of langchain-milvus 0.3.3).
 
-Only ``langchain-core`` is needed: ``pip install 'logic-rag[langchain]'``.
+The reranker is serialisable: ``dumpd(reranker)`` / ``dumps(reranker)`` write its
+fields, and ``loads(text, allowed_objects=[LogicLangChainReranker],
+valid_namespaces=["logic_rag"])`` rebuilds it (LangChain loads only the namespaces and
+classes it is told to trust). ``LogicRetriever`` and ``LogicReranker`` are deprecated
+aliases of the first two (the names clashed with ``logic_rag.LogicRetriever`` and the
+LlamaIndex adapter's classes). Every default model is
+:func:`logic_rag.models.default_dense_model`. Only ``langchain-core`` is needed:
+``pip install 'logic-rag[langchain]'``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from logic_rag.integrations import _engine
-from logic_rag.models import DEFAULT_DENSE_MODEL
+from logic_rag.integrations._rerank import DEFAULT_STRATEGY
 
 try:
     from langchain_core.callbacks import (
@@ -30,12 +42,42 @@ try:
     from langchain_core.documents import Document as LCDocument
     from langchain_core.documents.compressor import BaseDocumentCompressor
     from langchain_core.embeddings import Embeddings
+    from langchain_core.load.serializable import Serializable
     from langchain_core.retrievers import BaseRetriever
     from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise _engine.missing_framework("langchain", "langchain", exc) from None
 
-__all__ = ["LogicRetriever", "LogicReranker", "LogicEmbeddings", "documents_from_langchain"]
+__all__ = [
+    "LogicLangChainRetriever",
+    "LogicLangChainReranker",
+    "LogicEmbeddings",
+    "documents_from_langchain",
+    "langchain_milvus_class",
+]
+
+#: Top documents a reranker keeps by default, as LangChain's peers do (FlashrankRerank
+#: keeps 3, CohereRerank 3).
+DEFAULT_TOP_N = 3
+
+_DEPRECATED = {
+    "LogicRetriever": "LogicLangChainRetriever",
+    "LogicReranker": "LogicLangChainReranker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The old class names, kept for one release with a DeprecationWarning."""
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"logic_rag.integrations.langchain.{name} is deprecated; use {new} (the old "
+            f"name clashed with logic_rag.{name} and the LlamaIndex adapter's class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def documents_from_langchain(documents: Iterable[LCDocument]) -> list[Any]:
@@ -68,7 +110,7 @@ def _to_document(hit: Any) -> LCDocument:
     return LCDocument(page_content=hit.text, metadata=_engine.hit_metadata(hit), id=hit.id)
 
 
-class LogicRetriever(BaseRetriever):
+class LogicLangChainRetriever(BaseRetriever):
     """A LangChain retriever over a logic-rag engine.
 
     Attributes:
@@ -108,12 +150,13 @@ class LogicRetriever(BaseRetriever):
         metadatas: Sequence[dict[str, Any]] | None = None,
         *,
         ids: Sequence[str] | None = None,
-        model: Any = DEFAULT_DENSE_MODEL,
+        model: Any = None,
         strategy: str = "rerank",
         k: int = 4,
         **build_options: Any,
-    ) -> LogicRetriever:
-        """Index plain texts (with optional per-text metadata and ids)."""
+    ) -> LogicLangChainRetriever:
+        """Index plain texts (with optional per-text metadata and ids); ``model``
+        defaults to :func:`logic_rag.models.default_dense_model`."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings, not one string")
         texts = list(texts)
@@ -137,12 +180,12 @@ class LogicRetriever(BaseRetriever):
         cls,
         documents: Iterable[LCDocument],
         *,
-        model: Any = DEFAULT_DENSE_MODEL,
+        model: Any = None,
         strategy: str = "rerank",
         k: int = 4,
         **build_options: Any,
-    ) -> LogicRetriever:
-        """Index LangChain ``Document`` objects."""
+    ) -> LogicLangChainRetriever:
+        """Index LangChain ``Document`` objects (``model`` as in :meth:`from_texts`)."""
         engine = _engine.build_engine(
             documents_from_langchain(documents), model=model, strategy=strategy, **build_options
         )
@@ -157,7 +200,7 @@ class LogicRetriever(BaseRetriever):
         strategy: str = "rerank",
         k: int = 4,
         **load_options: Any,
-    ) -> LogicRetriever:
+    ) -> LogicLangChainRetriever:
         """Open a logic-rag index folder (``logic-rag index`` or ``LogicRetriever.save``)."""
         engine = _engine.load_engine(path, model=model, strategy=strategy, **load_options)
         return cls(engine=engine, k=k)
@@ -180,33 +223,46 @@ class LogicRetriever(BaseRetriever):
         return [_to_document(h) for h in hits]
 
 
-class LogicReranker(BaseDocumentCompressor):
-    """Re-rank another retriever's documents under the logic of the query.
+class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
+    """Re-rank another retriever's documents with a named strategy of the registry.
 
-    The query is decomposed (``RuleDecomposer`` by default), every constraint is scored
-    against every document by a verifier, and the documents are re-ranked by whole-query
-    cosine plus ``truth_weight`` x the soft truth of the logic. Each returned document is
-    a copy whose metadata gains ``relevance_score`` (the new score, as other LangChain
-    rerankers write it), ``constraints`` (constraint -> satisfied), ``constraint_scores``
-    (constraint -> degree in [0, 1]) and ``decomposition`` (the logical reading of the
-    query). Only the given documents are embedded (with ``model``), so calibration is
-    relative to them: see :mod:`logic_rag.integrations._rerank`.
+    The query is decomposed (rules by default), and ``strategy`` (default ``verify``) runs
+    over the given documents with ``config``, exactly as :class:`logic_rag.LogicRetriever`
+    runs it over a corpus (see :mod:`logic_rag.integrations._rerank`). Each returned
+    document is a copy whose metadata gains ``relevance_score`` (the new score, as other
+    LangChain rerankers write it), ``constraints`` (constraint -> satisfied),
+    ``constraint_scores`` (constraint -> degree in [0, 1]) and ``decomposition`` (the
+    logical reading of the query). Only the given documents are embedded (with
+    ``model``), so calibration is relative to them by default.
 
-    ``LogicReranker(model=None, *, verifier=None, top_n=None, truth_weight=0.75,
-    decomposer=None, config=None, passages=True, cache_size=1024)``: ``model`` is a dense
-    encoder name, folder or ``DenseEncoder`` (default
-    :func:`logic_rag.models.default_dense_model`); ``verifier`` ``None`` (embedding evidence), a spec (``cross-encoder:FOLDER``,
-    ``llm:GENERATOR``) or a ``Verifier`` that re-checks the positive atoms; ``top_n``
-    the documents kept (``None``: all, re-ordered); ``cache_size`` the pages whose vectors
-    are kept for later calls (0: none).
+    ``LogicLangChainReranker(model=None, *, strategy="verify", config=None, top_n=3,
+    verifier=None, decomposer=None, passages=True, cache_size=1024,
+    calibration="candidates")``: ``model`` is a dense encoder name, folder or
+    ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`); ``config`` a
+    ``logic_rag.LogicConfig`` or its dict (every knob applies as in the retriever);
+    ``top_n`` the documents kept (``None``: all, re-ordered); ``verifier`` shorthand for
+    ``config.verifier``; ``decomposer`` an object or a spec (``rules``, ``llm``,
+    ``auto``, ``llm:MODEL``); ``cache_size`` the pages whose vectors are kept for later
+    calls (0: none); ``calibration`` ``candidates`` or ``corpus``. ``truth_weight`` is
+    deprecated (it sets ``config.verify_weight`` / ``rerank_weight``).
+
+    Serialisable: the fields are plain values the constructor takes, so
+    ``loads(dumps(r), allowed_objects=[LogicLangChainReranker],
+    valid_namespaces=["logic_rag"])`` rebuilds an equal reranker. A verifier or
+    decomposer passed as an object that no spec describes is written as
+    ``<object ClassName>`` and must be passed again.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    top_n: int | None = None
-    truth_weight: float = 0.75
-    model_name: str = ""
-    verifier_name: str = "embedding"
+    model: str = ""
+    strategy: str = DEFAULT_STRATEGY
+    config: dict[str, Any] = Field(default_factory=dict)
+    decomposer: str = "rules"
+    top_n: int | None = DEFAULT_TOP_N
+    passages: bool = True
+    cache_size: int = 1024
+    calibration: str = "candidates"
 
     _core: Any = PrivateAttr()
 
@@ -214,30 +270,40 @@ class LogicReranker(BaseDocumentCompressor):
         self,
         model: Any = None,
         *,
-        verifier: Any = None,
-        top_n: int | None = None,
-        truth_weight: float = 0.75,
-        decomposer: Any = None,
+        strategy: str = DEFAULT_STRATEGY,
         config: Any = None,
+        top_n: int | None = DEFAULT_TOP_N,
+        verifier: Any = None,
+        decomposer: Any = None,
         passages: bool = True,
         cache_size: int = 1024,
+        calibration: str = "candidates",
+        truth_weight: float | None = None,
     ) -> None:
-        from logic_rag.integrations._rerank import build_reranker
+        from logic_rag.integrations._rerank import CandidateReranker, reranker_fields
 
-        core, fields = build_reranker(
-            model,
-            verifier=verifier,
-            top_n=top_n,
-            truth_weight=truth_weight,
-            decomposer=decomposer,
+        core = CandidateReranker(
+            model or None,
+            strategy=strategy,
             config=config,
+            verifier=verifier,
+            decomposer=decomposer,
             passages=passages,
             cache_size=cache_size,
+            calibration=calibration,  # type: ignore[arg-type]
+            truth_weight=truth_weight,
         )
-        super().__init__(
-            **fields,
-        )
+        super().__init__(**reranker_fields(core, top_n))
         self._core = core
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        return True
+
+    @classmethod
+    def get_lc_namespace(cls) -> list[str]:
+        """``["logic_rag", "integrations", "langchain"]``: the module ``loads`` imports."""
+        return ["logic_rag", "integrations", "langchain"]
 
     @property
     def reranker(self) -> Any:
@@ -284,15 +350,55 @@ class LogicReranker(BaseDocumentCompressor):
         return self._annotated(documents, await self._core.arerank(query, **inputs))
 
 
+@functools.cache
+def langchain_milvus_class() -> type:
+    """``langchain_milvus.Milvus``, made to work with pymilvus >= 2.6.10.
+
+    langchain-milvus 0.3.3 opens ORM ``Collection(using=client._using)`` objects, but
+    pymilvus 2.6.10 and later no longer register a ``MilvusClient``'s alias with the ORM's
+    connections, so every call fails with "should create connection first"
+    (langchain-ai/langchain-milvus#130, fixed upstream in PR #132, not released). The
+    subclass registers the client's own handler under that alias before the ORM looks it
+    up, which is what the fix does; where the alias is already registered (an older
+    pymilvus, a fixed langchain-milvus) it changes nothing. Use it wherever you would use
+    ``Milvus``::
+
+        Milvus = langchain_milvus_class()
+        store = Milvus.from_documents(docs, embedding=LogicEmbeddings("minilm"),
+                                      connection_args={"uri": "./milvus.db"})
+
+    Needs ``pip install 'logic-rag[milvus]'`` (langchain-milvus, pymilvus).
+    """
+    from langchain_milvus import Milvus
+    from pymilvus import connections
+
+    class RegisteredMilvus(Milvus):
+        @property
+        def col(self) -> Any:
+            handlers = connections._alias_handlers
+            if self.alias not in handlers:
+                handlers[self.alias] = self.client._handler
+            return Milvus.col.fget(self)
+
+        @col.setter
+        def col(self, value: Any) -> None:
+            Milvus.col.fset(self, value)
+
+    return RegisteredMilvus
+
+
 class LogicEmbeddings(Embeddings):
     """LangChain embeddings over a logic-rag dense encoder.
 
     ``model`` is a registry name (``minilm``, ``mpnet``), a fine-tuned model folder, or a
-    ``DenseEncoder``. Queries get the model's query prompt, documents its document prompt.
+    ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`). Queries get
+    the model's query prompt, documents its document prompt.
     """
 
-    def __init__(self, model: Any = DEFAULT_DENSE_MODEL) -> None:
-        self.encoder = _engine.resolve_encoder(model)
+    def __init__(self, model: Any = None) -> None:
+        from logic_rag.models import default_dense_model
+
+        self.encoder = _engine.resolve_encoder(default_dense_model() if model is None else model)
 
     def __repr__(self) -> str:
         return f"LogicEmbeddings(model={self.encoder.name!r})"

@@ -1,17 +1,23 @@
 """LlamaIndex adapter: logic-rag as a LlamaIndex retriever, embedding model and local LLM.
 
-- :class:`LogicRetriever` is a ``BaseRetriever``: drop it into
+- :class:`LogicLlamaIndexRetriever` is a ``BaseRetriever``: drop it into
   ``RetrieverQueryEngine.from_args(retriever, llm=...)``. Each result is a ``TextNode``
-  whose metadata says which constraints of the query the document satisfied.
+  whose metadata says which constraints of the query the document satisfied, and whose
+  ``ref_doc_id`` is the document it came from.
 - :class:`LogicEmbedding` is a ``BaseEmbedding``: our models (registry names or
   fine-tuned folders) serve a ``VectorStoreIndex``.
-- :class:`LogicReranker` is a ``BaseNodePostprocessor``: put it after any retriever
-  (``index.as_query_engine(node_postprocessors=[LogicReranker()])``) to re-rank its
-  nodes under the query's AND / OR / NOT and say which constraints each node satisfied.
+- :class:`LogicLlamaIndexReranker` is a ``BaseNodePostprocessor``: put it after any
+  retriever (``index.as_query_engine(node_postprocessors=[LogicLlamaIndexReranker()])``)
+  to re-rank its nodes with a named strategy of the registry (default ``verify``) and say
+  which constraints each node satisfied. It emits ``ReRankStartEvent`` /
+  ``ReRankEndEvent`` and round-trips through ``to_dict`` / ``from_dict``.
 - :class:`LocalLLM` is a ``CustomLLM`` over a packaged GGUF generator (``smollm2-135m``,
   ``qwen2.5-0.5b``) loaded with transformers, for fully offline pipelines and tests.
 
-Install with ``pip install 'logic-rag[llama-index]'``.
+``LogicRetriever`` and ``LogicReranker`` are deprecated aliases of the first two (the
+names clashed with ``logic_rag.LogicRetriever`` and the LangChain adapter's classes).
+Every default model is :func:`logic_rag.models.default_dense_model`. Install with
+``pip install 'logic-rag[llama-index]'``.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from logic_rag.integrations import _engine
-from logic_rag.models import DEFAULT_DENSE_MODEL
+from logic_rag.integrations._rerank import DEFAULT_STRATEGY
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -37,22 +44,64 @@ try:
     )
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.callbacks import CBEventType, EventPayload
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
     from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
     from llama_index.core.llms.custom import CustomLLM
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.retrievers import BaseRetriever
-    from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.schema import (
+        BaseNode,
+        MetadataMode,
+        NodeRelationship,
+        NodeWithScore,
+        QueryBundle,
+        RelatedNodeInfo,
+        TextNode,
+    )
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise _engine.missing_framework("llama-index", "llama_index", exc) from None
 
-__all__ = ["LogicRetriever", "LogicReranker", "LogicEmbedding", "LocalLLM", "nodes_to_documents"]
+__all__ = [
+    "LogicLlamaIndexRetriever",
+    "LogicLlamaIndexReranker",
+    "LogicEmbedding",
+    "LocalLLM",
+    "nodes_to_documents",
+]
+
+dispatcher = get_dispatcher(__name__)
+
+#: Metadata key of a node's source document id (LlamaIndex's own vector stores use it).
+REF_DOC_ID = "ref_doc_id"
+
+_DEPRECATED = {
+    "LogicRetriever": "LogicLlamaIndexRetriever",
+    "LogicReranker": "LogicLlamaIndexReranker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The old class names, kept for one release with a DeprecationWarning."""
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"logic_rag.integrations.llama_index.{name} is deprecated; use {new} (the old "
+            f"name clashed with logic_rag.{name} and the LangChain adapter's class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def nodes_to_documents(nodes: Sequence[BaseNode]) -> list[Any]:
     """LlamaIndex documents / nodes -> logic-rag documents (id, text, title, metadata).
 
     The node's own text is indexed without its metadata; a ``title`` metadata value
-    becomes the document title (embedded with the text).
+    becomes the document title (embedded with the text). A node parsed from a document
+    keeps that document's id as metadata ``ref_doc_id``, so retrieved nodes point back to
+    it.
     """
     from logic_rag.corpus import Document
 
@@ -61,9 +110,12 @@ def nodes_to_documents(nodes: Sequence[BaseNode]) -> list[Any]:
         if not isinstance(node, BaseNode):
             raise TypeError(
                 f"document {i} is {type(node).__name__}; pass llama_index Document or "
-                f"TextNode objects (or use LogicRetriever.from_index for a saved index)"
+                f"TextNode objects (or use LogicLlamaIndexRetriever.from_index for a saved "
+                f"index)"
             )
         meta = dict(node.metadata or {})
+        if node.ref_doc_id is not None and node.ref_doc_id != node.node_id:
+            meta.setdefault(REF_DOC_ID, node.ref_doc_id)
         title = meta.get("title", "")
         docs.append(
             Document(
@@ -78,6 +130,8 @@ def nodes_to_documents(nodes: Sequence[BaseNode]) -> list[Any]:
 
 def _to_node(hit: Any) -> NodeWithScore:
     meta = _engine.hit_metadata(hit)
+    # The source document: the one the node was parsed from, else the indexed document.
+    source = meta.pop(REF_DOC_ID, None) or hit.id
     hidden = [k for k in _engine.LOGIC_METADATA_KEYS if k in meta]
     node = TextNode(
         id_=hit.id,
@@ -85,11 +139,12 @@ def _to_node(hit: Any) -> NodeWithScore:
         metadata=meta,
         excluded_embed_metadata_keys=hidden,
         excluded_llm_metadata_keys=hidden,
+        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=str(source))},
     )
     return NodeWithScore(node=node, score=float(hit.score))
 
 
-class LogicRetriever(BaseRetriever):
+class LogicLlamaIndexRetriever(BaseRetriever):
     """A LlamaIndex retriever over a logic-rag engine.
 
     Args:
@@ -118,13 +173,15 @@ class LogicRetriever(BaseRetriever):
         cls,
         documents: Sequence[BaseNode],
         *,
-        model: Any = DEFAULT_DENSE_MODEL,
+        model: Any = None,
         strategy: str = "rerank",
         similarity_top_k: int = 10,
         node_parser: Any = None,
         **build_options: Any,
-    ) -> LogicRetriever:
+    ) -> LogicLlamaIndexRetriever:
         """Index LlamaIndex ``Document`` / ``TextNode`` objects.
+
+        ``model`` defaults to :func:`logic_rag.models.default_dense_model`.
 
         ``node_parser`` (for example ``SentenceSplitter()``) splits documents into nodes
         first; without one every document is indexed whole (the model truncates long
@@ -143,11 +200,11 @@ class LogicRetriever(BaseRetriever):
         cls,
         index: Any,
         *,
-        model: Any = DEFAULT_DENSE_MODEL,
+        model: Any = None,
         strategy: str = "rerank",
         similarity_top_k: int | None = None,
         **build_options: Any,
-    ) -> LogicRetriever:
+    ) -> LogicLlamaIndexRetriever:
         """Re-index the nodes of an existing ``VectorStoreIndex`` (for example one backed
         by a ``FaissVectorStore``) with logic-rag.
 
@@ -161,7 +218,8 @@ class LogicRetriever(BaseRetriever):
             raise ValueError(
                 "this index's docstore holds no nodes (vector stores that keep the text "
                 "themselves skip the docstore): build the VectorStoreIndex with "
-                "store_nodes_override=True, or pass the nodes to LogicRetriever.from_documents"
+                "store_nodes_override=True, or pass the nodes to "
+                "LogicLlamaIndexRetriever.from_documents"
             )
         top_k = similarity_top_k or 10
         return cls.from_documents(
@@ -181,7 +239,7 @@ class LogicRetriever(BaseRetriever):
         strategy: str = "rerank",
         similarity_top_k: int = 10,
         **load_options: Any,
-    ) -> LogicRetriever:
+    ) -> LogicLlamaIndexRetriever:
         """Open a logic-rag index folder (``logic-rag index`` or ``LogicRetriever.save``)."""
         engine = _engine.load_engine(path, model=model, strategy=strategy, **load_options)
         return cls(engine, similarity_top_k=similarity_top_k)
@@ -199,35 +257,53 @@ class LogicRetriever(BaseRetriever):
         return [_to_node(h) for h in hits]
 
 
-class LogicReranker(BaseNodePostprocessor):
-    """Re-rank another retriever's nodes under the logic of the query.
+class LogicLlamaIndexReranker(BaseNodePostprocessor):
+    """Re-rank another retriever's nodes with a named strategy of the registry.
 
-    The query is decomposed (``RuleDecomposer`` by default), every constraint is scored
-    against every node by a verifier, and the nodes are re-ranked by whole-query cosine
-    plus ``truth_weight`` x the soft truth of the logic. Each returned node is a copy of
-    the input node whose metadata gains ``constraints`` (constraint -> satisfied),
-    ``constraint_scores`` (constraint -> degree in [0, 1]) and ``decomposition`` (the
-    logical reading of the query), hidden from the LLM and embedding views; its score is
-    the new score. Only the given nodes are embedded (with ``model``), so calibration is
-    relative to them: see :mod:`logic_rag.integrations._rerank`.
+    The query is decomposed (rules by default), and ``strategy`` (default ``verify``) runs
+    over the given nodes with ``config``, exactly as :class:`logic_rag.LogicRetriever`
+    runs it over a corpus (see :mod:`logic_rag.integrations._rerank`). Each returned
+    node is a copy of the input node whose metadata gains ``constraints`` (constraint ->
+    satisfied), ``constraint_scores`` (constraint -> degree in [0, 1]) and
+    ``decomposition`` (the logical reading of the query), hidden from the LLM and
+    embedding views; its score is the new score. Only the given nodes are embedded (with
+    ``model``), so calibration is relative to them by default.
+
+    Every field is a plain value the constructor takes, so ``to_dict`` / ``from_dict``
+    rebuild an equal reranker. A verifier or decomposer passed as an object that no spec
+    describes is written as ``<object ClassName>``; pass it again on ``from_dict``.
 
     Args:
         model: dense encoder name, folder or ``DenseEncoder`` (default
             :func:`logic_rag.models.default_dense_model`).
-        verifier: ``None`` (embedding evidence), a spec (``cross-encoder:FOLDER``,
-            ``llm:GENERATOR``) or a ``Verifier``, which re-checks the positive atoms.
+        strategy: a registry strategy that runs over given candidates (not ``splade*``).
+        config: a ``logic_rag.LogicConfig`` or its dict: every knob applies as in the
+            retriever (``positive_prior``, ``verifier``, ``verifier_top`` …).
         top_n: nodes kept (``None``: all, re-ordered).
-        truth_weight: weight of the soft truth added to the cosine.
-        decomposer: a ``logic_rag.query`` decomposer.
-        config: a ``logic_rag.LogicConfig`` for the calibration knobs.
+        verifier: shorthand for ``config.verifier`` (``cross-encoder:FOLDER``,
+            ``llm:GENERATOR`` or a ``Verifier``).
+        decomposer: a ``logic_rag.query`` decomposer or a spec (``rules``, ``llm``,
+            ``auto``, ``llm:MODEL``).
         passages: check atoms against each node's best sentence too.
         cache_size: nodes whose vectors are kept for later calls (0: none).
+        calibration: ``candidates`` (default) or ``corpus``.
+        keep_retrieval_score: copy each node's incoming score to metadata
+            ``retrieval_score`` (as LlamaIndex's ``SentenceTransformerRerank`` does).
+        truth_weight: deprecated; sets ``config.verify_weight`` / ``rerank_weight``.
+        model_name: deprecated spelling of ``model`` (what older ``to_dict`` wrote).
     """
 
+    model: str = Field(default="", description="The dense encoder (name or folder).")
+    strategy: str = Field(default=DEFAULT_STRATEGY, description="The registry strategy.")
+    config: dict[str, Any] = Field(default_factory=dict, description="The LogicConfig.")
+    decomposer: str = Field(default="rules", description="The query decomposer's spec.")
     top_n: int | None = Field(default=None, description="Nodes kept (None: all).")
-    truth_weight: float = Field(default=0.75, description="Weight of the soft truth.")
-    model_name: str = Field(default="", description="The dense encoder.")
-    verifier_name: str = Field(default="embedding", description="The constraint verifier.")
+    passages: bool = Field(default=True, description="Check atoms against sentences too.")
+    cache_size: int = Field(default=1024, description="Nodes whose vectors are cached.")
+    calibration: str = Field(default="candidates", description="candidates or corpus.")
+    keep_retrieval_score: bool = Field(
+        default=False, description="Keep the incoming score as metadata retrieval_score."
+    )
 
     _core: Any = PrivateAttr()
 
@@ -235,29 +311,38 @@ class LogicReranker(BaseNodePostprocessor):
         self,
         model: Any = None,
         *,
-        verifier: Any = None,
-        top_n: int | None = None,
-        truth_weight: float = 0.75,
-        decomposer: Any = None,
+        strategy: str = DEFAULT_STRATEGY,
         config: Any = None,
+        top_n: int | None = None,
+        verifier: Any = None,
+        decomposer: Any = None,
         passages: bool = True,
         cache_size: int = 1024,
+        calibration: str = "candidates",
+        keep_retrieval_score: bool = False,
+        truth_weight: float | None = None,
+        model_name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        from logic_rag.integrations._rerank import build_reranker
+        from logic_rag.integrations._rerank import CandidateReranker, reranker_fields
 
-        core, fields = build_reranker(
-            model,
-            verifier=verifier,
-            top_n=top_n,
-            truth_weight=truth_weight,
-            decomposer=decomposer,
+        if model_name is not None:
+            warnings.warn("model_name is deprecated; pass model", DeprecationWarning, stacklevel=2)
+            model = model_name if model is None else model
+        core = CandidateReranker(
+            model or None,
+            strategy=strategy,
             config=config,
+            verifier=verifier,
+            decomposer=decomposer,
             passages=passages,
             cache_size=cache_size,
+            calibration=calibration,  # type: ignore[arg-type]
+            truth_weight=truth_weight,
         )
         super().__init__(
-            **fields,
+            **reranker_fields(core, top_n),
+            keep_retrieval_score=bool(keep_retrieval_score),
             **kwargs,
         )
         self._core = core
@@ -276,8 +361,8 @@ class LogicReranker(BaseNodePostprocessor):
     ) -> tuple[str, dict[str, Any]]:
         if query_bundle is None or not query_bundle.query_str:
             raise ValueError(
-                "LogicReranker needs the query: call postprocess_nodes(nodes, query_str=...) "
-                "or pass a QueryBundle"
+                "LogicLlamaIndexReranker needs the query: call "
+                "postprocess_nodes(nodes, query_str=...) or pass a QueryBundle"
             )
         docs = nodes_to_documents([n.node for n in nodes])
         return query_bundle.query_str, {
@@ -290,9 +375,12 @@ class LogicReranker(BaseNodePostprocessor):
     def _annotated(self, nodes: list[NodeWithScore], ranked: list[Any]) -> list[NodeWithScore]:
         out = []
         for item in ranked:
-            node = nodes[item.position].node
+            given = nodes[item.position]
             extra = _engine.logic_metadata(item.hit)
+            if self.keep_retrieval_score:
+                extra["retrieval_score"] = given.score
             keys = list(extra)
+            node = given.node
             copy = node.model_copy(
                 update={
                     "metadata": {**(node.metadata or {}), **extra},
@@ -303,36 +391,52 @@ class LogicReranker(BaseNodePostprocessor):
             out.append(NodeWithScore(node=copy, score=float(item.hit.score)))
         return out
 
+    def _start(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> str:
+        query, _ = self._inputs([], query_bundle)
+        dispatcher.event(
+            ReRankStartEvent(
+                query=query_bundle,
+                nodes=nodes,
+                top_n=self.top_n if self.top_n is not None else len(nodes),
+                model_name=self.model,
+            )
+        )
+        return query
+
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        query, inputs = self._inputs(nodes, query_bundle)
-        if not nodes:
-            return []
-        with self.callback_manager.event(
-            CBEventType.RERANKING, payload=self._payload(nodes, query)
-        ) as event:
-            out = self._annotated(nodes, self._core.rerank(query, **inputs))
-            event.on_end(payload={EventPayload.NODES: out})
+        query = self._start(nodes, query_bundle)
+        out: list[NodeWithScore] = []
+        if nodes:
+            _, inputs = self._inputs(nodes, query_bundle)
+            with self.callback_manager.event(
+                CBEventType.RERANKING, payload=self._payload(nodes, query)
+            ) as event:
+                out = self._annotated(nodes, self._core.rerank(query, **inputs))
+                event.on_end(payload={EventPayload.NODES: out})
+        dispatcher.event(ReRankEndEvent(nodes=out))
         return out
 
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        query, inputs = self._inputs(nodes, query_bundle)
-        if not nodes:
-            return []
-        with self.callback_manager.event(
-            CBEventType.RERANKING, payload=self._payload(nodes, query)
-        ) as event:
-            out = self._annotated(nodes, await self._core.arerank(query, **inputs))
-            event.on_end(payload={EventPayload.NODES: out})
+        query = self._start(nodes, query_bundle)
+        out: list[NodeWithScore] = []
+        if nodes:
+            _, inputs = self._inputs(nodes, query_bundle)
+            with self.callback_manager.event(
+                CBEventType.RERANKING, payload=self._payload(nodes, query)
+            ) as event:
+                out = self._annotated(nodes, await self._core.arerank(query, **inputs))
+                event.on_end(payload={EventPayload.NODES: out})
+        dispatcher.event(ReRankEndEvent(nodes=out))
         return out
 
     def _payload(self, nodes: list[NodeWithScore], query: str) -> dict[Any, Any]:
         return {
             EventPayload.NODES: nodes,
-            EventPayload.MODEL_NAME: self.model_name,
+            EventPayload.MODEL_NAME: self.model,
             EventPayload.QUERY_STR: query,
             EventPayload.TOP_K: self.top_n if self.top_n is not None else len(nodes),
         }
@@ -346,13 +450,16 @@ class LogicEmbedding(BaseEmbedding):
     """A LlamaIndex embedding model over a logic-rag dense encoder.
 
     ``model`` is a registry name (``minilm``, ``mpnet``), a fine-tuned model folder, or a
-    ``DenseEncoder``. Queries get the model's query prompt, texts its document prompt.
+    ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`). Queries get
+    the model's query prompt, texts its document prompt.
     """
 
     _encoder: Any = PrivateAttr()
 
-    def __init__(self, model: Any = DEFAULT_DENSE_MODEL, **kwargs: Any) -> None:
-        encoder = _engine.resolve_encoder(model)
+    def __init__(self, model: Any = None, **kwargs: Any) -> None:
+        from logic_rag.models import default_dense_model
+
+        encoder = _engine.resolve_encoder(default_dense_model() if model is None else model)
         kwargs.setdefault("model_name", encoder.name)
         super().__init__(**kwargs)
         self._encoder = encoder

@@ -2,7 +2,7 @@
 
 from langchain_core.runnables import RunnableLambda
 
-from logic_rag.integrations.langchain import LogicRetriever
+from logic_rag.integrations.langchain import LogicLangChainRetriever
 
 texts = [
     "Apples are crisp red or green fruits grown in orchards in Washington.",
@@ -16,7 +16,7 @@ texts = [
     "Tuna is a large ocean fish often canned.",
     "Almonds are nuts grown in California orchards.",
 ]
-retriever = LogicRetriever.from_texts(texts, model="minilm", k=3)
+retriever = LogicLangChainRetriever.from_texts(texts, model="minilm", k=3)
 for doc in retriever.invoke("fruits grown in California that are not berries"):
     print(f"{doc.metadata['score']:.3f}  {doc.page_content}")
     print("       ", doc.metadata["constraints"])

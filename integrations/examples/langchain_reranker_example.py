@@ -2,7 +2,7 @@
 
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from logic_rag.integrations.langchain import LogicEmbeddings, LogicReranker
+from logic_rag.integrations.langchain import LogicEmbeddings, LogicLangChainReranker
 
 texts = [
     "Apples are crisp red or green fruits grown in orchards in Washington.",
@@ -19,7 +19,7 @@ texts = [
 store = InMemoryVectorStore.from_texts(texts, LogicEmbeddings("minilm"))
 query = "fruits grown in California that are not berries"
 docs = store.as_retriever(search_kwargs={"k": 6}).invoke(query)  # any retriever
-reranker = LogicReranker(model="minilm", top_n=3)
+reranker = LogicLangChainReranker(model="minilm", top_n=3)
 for doc in reranker.compress_documents(docs, query):
     print(f"{doc.metadata['relevance_score']:.3f}  {doc.page_content}")
     print("       ", doc.metadata["constraints"])

@@ -2,7 +2,7 @@
 
 from llama_index.core import Document
 
-from logic_rag.integrations.llama_index import LogicRetriever
+from logic_rag.integrations.llama_index import LogicLlamaIndexRetriever
 
 texts = [
     "Apples are crisp red or green fruits grown in orchards in Washington.",
@@ -17,7 +17,7 @@ texts = [
     "Almonds are nuts grown in California orchards.",
 ]
 docs = [Document(text=t) for t in texts]
-retriever = LogicRetriever.from_documents(docs, model="minilm", similarity_top_k=3)
+retriever = LogicLlamaIndexRetriever.from_documents(docs, model="minilm", similarity_top_k=3)
 for hit in retriever.retrieve("fruits grown in California that are not berries"):
     print(f"{hit.score:.3f}  {hit.node.text}")
     print("       ", hit.node.metadata["constraints"])

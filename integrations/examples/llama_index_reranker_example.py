@@ -2,7 +2,7 @@
 
 from llama_index.core import Document, VectorStoreIndex
 
-from logic_rag.integrations.llama_index import LogicEmbedding, LogicReranker
+from logic_rag.integrations.llama_index import LogicEmbedding, LogicLlamaIndexReranker
 
 texts = [
     "Apples are crisp red or green fruits grown in orchards in Washington.",
@@ -21,7 +21,7 @@ index = VectorStoreIndex.from_documents(
 )
 query = "fruits grown in California that are not berries"
 nodes = index.as_retriever(similarity_top_k=6).retrieve(query)  # any retriever
-reranker = LogicReranker(model="minilm", top_n=3)
+reranker = LogicLlamaIndexReranker(model="minilm", top_n=3)
 for hit in reranker.postprocess_nodes(nodes, query_str=query):
     print(f"{hit.score:.3f}  {hit.node.text}")
     print("       ", hit.node.metadata["constraints"])

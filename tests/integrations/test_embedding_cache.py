@@ -111,8 +111,8 @@ def test_cache_size_is_checked(minilm, size):
 def test_framework_rerankers_pass_the_cache_size_through(minilm):
     pytest.importorskip("llama_index.core")
     pytest.importorskip("langchain_core")
-    from logic_rag.integrations.langchain import LogicReranker as LangChainReranker
-    from logic_rag.integrations.llama_index import LogicReranker as LlamaIndexReranker
+    from logic_rag.integrations.langchain import LogicLangChainReranker as LangChainReranker
+    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker as LlamaIndexReranker
 
     assert LlamaIndexReranker(minilm, cache_size=0).reranker.cache.capacity == 0
     assert LangChainReranker(minilm, cache_size=7).reranker.cache.capacity == 7

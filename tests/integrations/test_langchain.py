@@ -14,7 +14,7 @@ from langchain_core.output_parsers import StrOutputParser  # noqa: E402
 from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from logic_rag.integrations.langchain import LogicEmbeddings, LogicRetriever  # noqa: E402
+from logic_rag.integrations.langchain import LogicEmbeddings, LogicLangChainRetriever  # noqa: E402
 
 LOGIC_QUERY = "fruits grown in California that are not berries"
 
@@ -28,56 +28,56 @@ def engine_rows(hits):
 
 
 def test_invoke_matches_engine_and_k_overrides(engine, queries):
-    retriever = LogicRetriever(engine=engine)
+    retriever = LogicLangChainRetriever(engine=engine)
     for q in queries:
         docs = retriever.invoke(q)
         assert as_rows(docs) == engine_rows(engine.search(q, 4))
         assert [d.page_content for d in docs] == [h.text for h in engine.search(q, 4)]
     assert len(retriever.invoke(LOGIC_QUERY, k=2)) == 2
-    assert len(LogicRetriever(engine=engine, k=7).invoke(LOGIC_QUERY)) == 7
+    assert len(LogicLangChainRetriever(engine=engine, k=7).invoke(LOGIC_QUERY)) == 7
 
 
 def test_metadata_explains_logic(engine):
-    doc = LogicRetriever(engine=engine).invoke(LOGIC_QUERY)[0]
+    doc = LogicLangChainRetriever(engine=engine).invoke(LOGIC_QUERY)[0]
     assert doc.metadata["rank"] == 1 and doc.metadata["title"]
     assert any(c.startswith("NOT ") for c in doc.metadata["constraints"])
     assert doc.metadata["decomposition"]["source"]
-    vanilla = LogicRetriever(engine=engine, strategy="vanilla").invoke(LOGIC_QUERY)
+    vanilla = LogicLangChainRetriever(engine=engine, strategy="vanilla").invoke(LOGIC_QUERY)
     assert as_rows(vanilla) == engine_rows(engine.search(LOGIC_QUERY, 4, strategy="vanilla"))
 
 
 def test_validation(engine):
     with pytest.raises(ValidationError, match="search"):
-        LogicRetriever(engine=object())
+        LogicLangChainRetriever(engine=object())
     with pytest.raises(ValidationError, match="k must be"):
-        LogicRetriever(engine=engine, k=0)
+        LogicLangChainRetriever(engine=engine, k=0)
     with pytest.raises(ValueError, match="k must be"):
-        LogicRetriever(engine=engine).invoke("fish", k=-1)
+        LogicLangChainRetriever(engine=engine).invoke("fish", k=-1)
     with pytest.raises(ValueError, match="empty"):
-        LogicRetriever(engine=engine).invoke("  ")
+        LogicLangChainRetriever(engine=engine).invoke("  ")
 
 
 def test_from_texts_metadatas_ids(minilm, texts):
     metadatas = [{"title": t.split()[0], "i": i} for i, t in enumerate(texts)]
-    retriever = LogicRetriever.from_texts(
+    retriever = LogicLangChainRetriever.from_texts(
         texts, metadatas, ids=[f"t{i}" for i in range(len(texts))], model=minilm, k=1
     )
     (top,) = retriever.invoke("oily fish")
     assert (top.id, top.metadata["i"], top.metadata["title"]) == ("t7", 7, "Salmon")
-    unnamed = LogicRetriever.from_texts(texts[:3], model=minilm).invoke("sour", k=1)[0]
+    unnamed = LogicLangChainRetriever.from_texts(texts[:3], model=minilm).invoke("sour", k=1)[0]
     assert unnamed.id == "2"
     with pytest.raises(ValueError, match="metadatas"):
-        LogicRetriever.from_texts(texts, [{}], model=minilm)
+        LogicLangChainRetriever.from_texts(texts, [{}], model=minilm)
     with pytest.raises(TypeError, match="one string"):
-        LogicRetriever.from_texts("one text", model=minilm)
+        LogicLangChainRetriever.from_texts("one text", model=minilm)
 
 
 def test_from_documents_and_from_index(engine, minilm, texts, tmp_path, queries):
     docs = [LCDocument(page_content=t, id=f"x{i}") for i, t in enumerate(texts)]
-    retriever = LogicRetriever.from_documents(docs, model=minilm, k=2)
+    retriever = LogicLangChainRetriever.from_documents(docs, model=minilm, k=2)
     assert retriever.invoke("tropical fruit")[0].id == "x3"
     engine.save(tmp_path / "idx")
-    reopened = LogicRetriever.from_index(tmp_path / "idx", model=minilm, k=3)
+    reopened = LogicLangChainRetriever.from_index(tmp_path / "idx", model=minilm, k=3)
     for q in queries:
         assert as_rows(reopened.invoke(q)) == engine_rows(engine.search(q, 3))
 
@@ -87,7 +87,7 @@ def test_lcel_chain_passes_retrieved_text_to_the_llm(engine):
         return "\n".join(d.page_content for d in docs)
 
     prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
-    retriever = LogicRetriever(engine=engine, k=2)
+    retriever = LogicLangChainRetriever(engine=engine, k=2)
     chain = (
         {"context": retriever | format_docs, "question": lambda q: q}
         | prompt
@@ -117,7 +117,7 @@ def test_embeddings_match_encoder(minilm):
 
 
 async def test_200_concurrent_ainvoke_match_sequential(engine, queries):
-    retriever = LogicRetriever(engine=engine, k=5)
+    retriever = LogicLangChainRetriever(engine=engine, k=5)
     asked = [queries[i % len(queries)] for i in range(200)]
     expected = {q: as_rows(retriever.invoke(q)) for q in queries}
     results = await asyncio.gather(*(retriever.ainvoke(q) for q in asked))

@@ -12,7 +12,7 @@ from langchain_tests.integration_tests import (  # noqa: E402
 )
 from langchain_tests.unit_tests import EmbeddingsUnitTests  # noqa: E402
 
-from logic_rag.integrations.langchain import LogicEmbeddings, LogicRetriever  # noqa: E402
+from logic_rag.integrations.langchain import LogicEmbeddings, LogicLangChainRetriever  # noqa: E402
 
 # The suites read their constructor arguments from properties, which cannot take
 # fixtures; an autouse fixture puts the session's MiniLM and engine here first.
@@ -26,8 +26,8 @@ def _share(minilm, engine):
 
 class TestLogicRetrieverStandard(RetrieversIntegrationTests):
     @property
-    def retriever_constructor(self) -> type[LogicRetriever]:
-        return LogicRetriever
+    def retriever_constructor(self) -> type[LogicLangChainRetriever]:
+        return LogicLangChainRetriever
 
     @property
     def retriever_constructor_params(self) -> dict:

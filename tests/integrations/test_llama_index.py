@@ -13,7 +13,7 @@ from llama_index.core.schema import MetadataMode, QueryBundle, TextNode  # noqa:
 
 from logic_rag.integrations.llama_index import (  # noqa: E402
     LogicEmbedding,
-    LogicRetriever,
+    LogicLlamaIndexRetriever,
     nodes_to_documents,
 )
 
@@ -32,7 +32,7 @@ def engine_rows(hits):
 
 
 def test_retrieve_matches_engine(engine, queries):
-    retriever = LogicRetriever(engine, similarity_top_k=3)
+    retriever = LogicLlamaIndexRetriever(engine, similarity_top_k=3)
     for q in queries:
         nodes = retriever.retrieve(q)
         assert as_rows(nodes) == engine_rows(engine.search(q, 3))
@@ -40,7 +40,7 @@ def test_retrieve_matches_engine(engine, queries):
 
 
 def test_metadata_explains_logic_and_stays_out_of_prompts(engine):
-    nodes = LogicRetriever(engine, similarity_top_k=4).retrieve(LOGIC_QUERY)
+    nodes = LogicLlamaIndexRetriever(engine, similarity_top_k=4).retrieve(LOGIC_QUERY)
     meta = nodes[0].node.metadata
     assert meta["rank"] == 1 and meta["n"] in range(10) and meta["title"]
     assert any(c.startswith("NOT ") for c in meta["constraints"]), meta["constraints"]
@@ -56,18 +56,20 @@ def test_metadata_explains_logic_and_stays_out_of_prompts(engine):
 
 
 def test_strategy_is_passed_through(engine):
-    vanilla = LogicRetriever(engine, similarity_top_k=10, strategy="vanilla").retrieve(LOGIC_QUERY)
+    vanilla = LogicLlamaIndexRetriever(engine, similarity_top_k=10, strategy="vanilla").retrieve(
+        LOGIC_QUERY
+    )
     assert as_rows(vanilla) == engine_rows(engine.search(LOGIC_QUERY, 10, strategy="vanilla"))
     assert "constraints" not in vanilla[0].node.metadata
 
 
 def test_bad_arguments(engine):
     with pytest.raises(TypeError, match="search"):
-        LogicRetriever(object())
+        LogicLlamaIndexRetriever(object())
     with pytest.raises(ValueError, match="k must be"):
-        LogicRetriever(engine, similarity_top_k=0)
+        LogicLlamaIndexRetriever(engine, similarity_top_k=0)
     with pytest.raises(ValueError, match="empty"):
-        LogicRetriever(engine).retrieve(QueryBundle("   "))
+        LogicLlamaIndexRetriever(engine).retrieve(QueryBundle("   "))
     with pytest.raises(TypeError, match="TextNode"):
         nodes_to_documents(["plain string"])
 
@@ -77,19 +79,21 @@ def test_from_documents_keeps_ids_titles_metadata(minilm, texts):
         LIDocument(text=t, id_=f"doc-{i}", metadata={"title": t.split()[0], "i": i})
         for i, t in enumerate(texts)
     ]
-    retriever = LogicRetriever.from_documents(docs, model=minilm, similarity_top_k=2)
+    retriever = LogicLlamaIndexRetriever.from_documents(docs, model=minilm, similarity_top_k=2)
     top = retriever.retrieve("oily fish")[0]
     assert top.node.node_id == "doc-7" and top.node.metadata["i"] == 7
     assert top.node.metadata["title"] == "Salmon"
     with pytest.raises(ValueError, match="unique"):
-        LogicRetriever.from_documents(
+        LogicLlamaIndexRetriever.from_documents(
             [TextNode(id_="x", text="a"), TextNode(id_="x", text="b")], model=minilm
         )
 
 
 def test_from_index_round_trip(engine, minilm, tmp_path, queries):
     engine.save(tmp_path / "idx")
-    reopened = LogicRetriever.from_index(tmp_path / "idx", model=minilm, similarity_top_k=3)
+    reopened = LogicLlamaIndexRetriever.from_index(
+        tmp_path / "idx", model=minilm, similarity_top_k=3
+    )
     for q in queries:
         assert as_rows(reopened.retrieve(q)) == engine_rows(engine.search(q, 3))
 
@@ -126,7 +130,9 @@ def test_faiss_vector_store_index_and_query_engine(minilm, texts, engine):
     li_top = index.as_retriever(similarity_top_k=1).retrieve("tropical fruit")[0]
     assert li_top.node.node_id == engine.search("tropical fruit", 1, strategy="vanilla")[0].id
 
-    retriever = LogicRetriever.from_faiss_vector_store(index, model=minilm, similarity_top_k=2)
+    retriever = LogicLlamaIndexRetriever.from_faiss_vector_store(
+        index, model=minilm, similarity_top_k=2
+    )
     assert len(retriever.engine) == len(texts)
     # MockLLM without max_tokens echoes its prompt, so the answer shows the context it got.
     qe = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
@@ -142,11 +148,11 @@ def test_empty_docstore_is_refused(minilm):
             docs: dict = {}
 
     with pytest.raises(ValueError, match="store_nodes_override"):
-        LogicRetriever.from_vector_store_index(Empty(), model=minilm)
+        LogicLlamaIndexRetriever.from_vector_store_index(Empty(), model=minilm)
 
 
 async def test_200_concurrent_aretrieve_match_sequential(engine, queries):
-    retriever = LogicRetriever(engine, similarity_top_k=5)
+    retriever = LogicLlamaIndexRetriever(engine, similarity_top_k=5)
     asked = [queries[i % len(queries)] for i in range(200)]
     expected = {q: as_rows(retriever.retrieve(q)) for q in queries}
     results = await asyncio.gather(*(retriever.aretrieve(q) for q in asked))
@@ -154,7 +160,7 @@ async def test_200_concurrent_aretrieve_match_sequential(engine, queries):
 
 
 async def test_aretrieve_does_not_block_the_event_loop(engine):
-    retriever = LogicRetriever(engine, similarity_top_k=5)
+    retriever = LogicLlamaIndexRetriever(engine, similarity_top_k=5)
     ticks = 0
 
     async def ticker():

@@ -13,7 +13,7 @@ def test_query_engine_with_local_smollm2(engine):
     from llama_index.core.query_engine import RetrieverQueryEngine
 
     from logic_rag.errors import ModelNotFoundError
-    from logic_rag.integrations.llama_index import LocalLLM, LogicRetriever
+    from logic_rag.integrations.llama_index import LocalLLM, LogicLlamaIndexRetriever
 
     prompts: list[str] = []
 
@@ -27,7 +27,7 @@ def test_query_engine_with_local_smollm2(engine):
         llm._load()
     except ModelNotFoundError as exc:
         pytest.skip(str(exc))
-    retriever = LogicRetriever(engine, similarity_top_k=1)
+    retriever = LogicLlamaIndexRetriever(engine, similarity_top_k=1)
     qe = RetrieverQueryEngine.from_args(retriever, llm=llm)
     response = qe.query("Where are bananas grown?")
     assert response.source_nodes[0].node.node_id == "d3"  # the banana document

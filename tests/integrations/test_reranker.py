@@ -1,4 +1,4 @@
-"""LogicReranker for LlamaIndex and LangChain, and the framework-free core they share."""
+"""The LlamaIndex and LangChain rerankers, and the framework-free core they share."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_second_verifier_checks_positive_atoms_and_decides(minilm):
     assert keyword.atoms == {"fruits grown in California"}
     everything = _Keyword()
     strict = CandidateReranker(
-        minilm, verifier=everything, truth_weight=100.0, config=LogicConfig(verifier_atoms="all")
+        minilm, verifier=everything, config=LogicConfig(verifier_atoms="all", verify_weight=100.0)
     )
     ranked = strict.rerank("fruits that are not berries", TEXTS, top_n=4)
     assert everything.atoms == {"fruits", "berries"}
@@ -152,12 +152,35 @@ def test_options_and_errors(core, minilm):
         core.rerank(NEGATION, TEXTS, top_n=0)
     with pytest.raises(ValueError, match="2 scores for 10"):
         core.rerank(NEGATION, TEXTS, scores=[1.0, 2.0])
-    with pytest.raises(ValueError, match="truth_weight"):
-        CandidateReranker(minilm, truth_weight=-1)
     with pytest.raises(ValueError, match="unknown verifier"):
         CandidateReranker(minilm, verifier="bogus")
+    with pytest.raises(ValueError, match="needs a SPLADE index.*verify"):
+        CandidateReranker(minilm, strategy="splade")
+    with pytest.raises(ValueError, match="unknown strategy"):
+        CandidateReranker(minilm, strategy="bogus")
+    with pytest.raises(ValueError, match="calibration"):
+        CandidateReranker(minilm, calibration="bogus")
     assert "CandidateEmbeddingVerifier" in core.pipeline().describe()
-    assert CandidateReranker(minilm, verifier="embedding").verifier is None
+    (only,) = CandidateReranker(minilm, verifier="embedding").verifiers
+    assert only.name == "embedding"
+
+
+def test_deprecated_arguments_fold_into_the_config(minilm):
+    from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
+
+    with pytest.warns(DeprecationWarning, match="truth_weight"):
+        old = CandidateReranker(minilm, truth_weight=2.0)
+    assert old.config.verify_weight == old.config.rerank_weight == 2.0
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="truth_weight"):
+        CandidateReranker(minilm, truth_weight=-1)
+    with pytest.warns(DeprecationWarning, match="calibration='corpus'"):
+        corpus = CandidateReranker(minilm, verifier=EmbeddingVerifier(threshold_rank=3))
+    assert corpus.calibration == "corpus" and corpus.config.threshold_rank == 3
+    assert [type(v) for v in corpus.verifiers] == [EmbeddingVerifier]
+    with pytest.warns(DeprecationWarning):
+        mine = CandidateReranker(minilm, verifier=CandidateEmbeddingVerifier(temperature=0.2))
+    assert mine.calibration == "candidates" and mine.config.temperature == 0.2
 
 
 def test_given_candidates_scores():
@@ -186,7 +209,7 @@ def test_llama_index_reranker(minilm, li_nodes):
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.schema import MetadataMode
 
-    from logic_rag.integrations.llama_index import LogicReranker
+    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker as LogicReranker
 
     reranker = LogicReranker(minilm, top_n=3)
     assert isinstance(reranker, BaseNodePostprocessor)
@@ -212,18 +235,19 @@ def test_llama_index_reranker(minilm, li_nodes):
 def test_llama_index_reranker_edges_and_async(minilm, li_nodes):
     from llama_index.core.schema import QueryBundle
 
-    from logic_rag.integrations.llama_index import LogicReranker
+    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker as LogicReranker
 
     keyword = _Keyword()
     reranker = LogicReranker(minilm, verifier=keyword, top_n=4)
-    assert reranker.verifier_name == "verifier" or reranker.verifier_name
+    assert reranker.config["verifier"] == "<object Keyword>"
+    assert keyword in reranker.reranker.verifiers
     with pytest.raises(ValueError, match="needs the query"):
         reranker.postprocess_nodes(li_nodes)
     assert reranker.postprocess_nodes([], query_str=NEGATION) == []
     sync = reranker.postprocess_nodes(li_nodes, query_bundle=QueryBundle(NEGATION))
     main = threading.get_ident()
     keyword.threads.clear()
-    reranker.reranker.verifier.cache.clear()
+    keyword.cache.clear()
     asynced = asyncio.run(reranker.apostprocess_nodes(li_nodes, query_str=NEGATION))
     assert [n.node.node_id for n in asynced] == [n.node.node_id for n in sync]
     assert [n.score for n in asynced] == pytest.approx([n.score for n in sync])
@@ -237,7 +261,8 @@ def test_llama_index_reranker_in_a_query_engine(minilm, li_nodes):
     from llama_index.core.llms import MockLLM
     from llama_index.core.schema import TextNode
 
-    from logic_rag.integrations.llama_index import LogicEmbedding, LogicReranker
+    from logic_rag.integrations.llama_index import LogicEmbedding
+    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker as LogicReranker
 
     index = VectorStoreIndex(
         [TextNode(text=t, id_=f"n{i}") for i, t in enumerate(TEXTS)],
@@ -263,7 +288,7 @@ def lc_docs():
 def test_langchain_reranker(minilm, lc_docs):
     from langchain_core.documents.compressor import BaseDocumentCompressor
 
-    from logic_rag.integrations.langchain import LogicReranker
+    from logic_rag.integrations.langchain import LogicLangChainReranker as LogicReranker
 
     reranker = LogicReranker(minilm, top_n=3)
     assert isinstance(reranker, BaseDocumentCompressor)
@@ -282,7 +307,7 @@ def test_langchain_reranker(minilm, lc_docs):
 
 
 def test_langchain_reranker_async(minilm, lc_docs):
-    from logic_rag.integrations.langchain import LogicReranker
+    from logic_rag.integrations.langchain import LogicLangChainReranker as LogicReranker
 
     keyword = _Keyword()
     reranker = LogicReranker(minilm, verifier=keyword)

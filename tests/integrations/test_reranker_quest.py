@@ -20,7 +20,7 @@ def test_negation_moves_science_fiction_down(pages, minilm):
     pytest.importorskip("langchain_core")
     from langchain_core.documents import Document
 
-    from logic_rag.integrations.langchain import LogicReranker
+    from logic_rag.integrations.langchain import LogicLangChainReranker
 
     docs = [
         Document(page_content=p["text"], metadata={"title": p["title"]}, id=p["title"])
@@ -28,7 +28,7 @@ def test_negation_moves_science_fiction_down(pages, minilm):
     ]
     before = [_sf(d.page_content) for d in docs]
     assert before[:6] == [True] * 6 and not any(before[6:])
-    out = LogicReranker(minilm).compress_documents(docs, QUERY)
+    out = LogicLangChainReranker(minilm, top_n=None).compress_documents(docs, QUERY)
     after = [_sf(d.page_content) for d in out]
     assert len(out) == len(docs)
     # The input's first page (a science fiction novel) moves down, and pages that satisfy
