@@ -49,6 +49,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         sparse_model=args.sparse_model,
         show_progress_bar=not args.quiet,
         encode_with=encode_with,
+        max_document_chars=args.max_doc_chars,
         **_store_options(args),
     )
     out = retriever.save(args.out)
@@ -95,7 +96,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from logic_rag.encoders.dense import check_unicode
     from logic_rag.logic_retriever import LogicRetriever
 
-    query = check_unicode(args.query, "the query")  # undecodable command-line bytes
+    if (args.query is None) == (args.queries is None):
+        raise ValueError("give one query, or --queries FILE (JSONL or one query per line)")
+    query = None if args.query is None else check_unicode(args.query, "the query")
+    _quiet_model_loading()
     retriever = LogicRetriever.load(args.index_dir, model=args.model, store_uri=args.store_uri)
     if args.decomposer != "rules":
         from logic_rag.query.auto import make_decomposer
@@ -103,13 +107,153 @@ def _cmd_search(args: argparse.Namespace) -> int:
         retriever.decomposer = make_decomposer(args.decomposer, model=args.decomposer_model)
     if _verifier_config(args):
         retriever = retriever.with_config(**_verifier_config(args))
-    hits = retriever.search(query, k=args.k, strategy=args.strategy)
+    if query is None:
+        return _search_many(retriever, args)
+    hits = _explained_search(retriever, [query], args)[0]
     if args.json:
         keep = None if args.explain else ("id", "title", "score", "text")
         rows = [{k: v for k, v in h.to_json().items() if keep is None or k in keep} for h in hits]
         json.dump(_strict_json(rows), sys.stdout, ensure_ascii=False, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return 0
+    _print_hits(hits, explain=args.explain)
+    return 0
+
+
+#: Queries of a ``--queries`` file searched per batch: one encoder and index call each,
+#: while memory stays bounded whatever the file's length.
+_QUERY_BATCH = 64
+
+
+def _search_many(retriever: Any, args: argparse.Namespace) -> int:
+    """``--queries FILE``: every query answered by the one loaded model, in batches.
+
+    Text mode prints a block per query; ``--json`` prints one JSON object per line,
+    ``{"id", "query", "hits"}`` (with ``--explain`` also ``"pushed_down"``).
+    """
+    batch: list[tuple[str, str]] = []
+    answered = 0
+
+    def flush() -> None:
+        results = _explained_search(retriever, [q for _, q in batch], args)
+        for (qid, text), hits in zip(batch, results, strict=True):
+            if args.json:
+                keep = None if args.explain else ("id", "title", "score", "text")
+                row: dict[str, Any] = {
+                    "id": qid,
+                    "query": text,
+                    "hits": [
+                        {k: v for k, v in h.to_json().items() if keep is None or k in keep}
+                        for h in hits
+                    ],
+                }
+                if args.explain:
+                    row["pushed_down"] = getattr(hits, "pushed_down", [])
+                sys.stdout.write(json.dumps(_strict_json(row), ensure_ascii=False) + "\n")
+            else:
+                print(f"query {qid}: {text}")
+                _print_hits(hits, explain=args.explain)
+                print()
+        batch.clear()
+
+    for qid, text in _read_queries(args.queries):
+        batch.append((qid, text))
+        answered += 1
+        if len(batch) == _QUERY_BATCH:
+            flush()
+    if batch:
+        flush()
+    if not answered:
+        raise ValueError(
+            f"{args.queries}: no queries (JSONL with a 'query' field, or one per line)"
+        )
+    return 0
+
+
+def _read_queries(path_text: str) -> Any:
+    """Yield ``(id, query)`` from JSONL (a "query" or "text" field, optional "id" / "_id" /
+    "qid") or from plain text (one query per line, ids are line numbers).
+
+    JSONL is recognised by its suffix or by a first line that starts with ``{``; a bad line
+    fails with ``file:line``.
+    """
+    from logic_rag.corpus import read_jsonl
+    from logic_rag.encoders.dense import check_unicode
+    from logic_rag.errors import CorpusFormatError
+
+    path = Path(path_text)
+    with open(path, encoding="utf-8") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    if path.suffix in (".jsonl", ".json") or first.lstrip().startswith("{"):
+        for lineno, row in read_jsonl(path):
+            text = row.get("query", row.get("text"))
+            if not isinstance(text, str) or not text.strip():
+                raise CorpusFormatError(path, lineno, 'needs a non-empty "query" or "text" string')
+            qid = next((row[f] for f in ("id", "_id", "qid") if row.get(f) is not None), lineno)
+            yield str(qid), check_unicode(text, f"{path}:{lineno}")
+        return
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if line.strip():
+                yield str(lineno), check_unicode(line.strip(), f"{path}:{lineno}")
+
+
+class _Hits(list):  # type: ignore[type-arg]
+    """A query's hits, plus (with ``--explain``) the pages its negations pushed down."""
+
+    pushed_down: list[dict[str, Any]]
+
+
+def _explained_search(retriever: Any, queries: list[str], args: argparse.Namespace) -> list[Any]:
+    """Search ``queries``; with ``--explain``, also find the pages a NOT pushed down.
+
+    A NOT pushed a page down when the same search without the query's negated conjuncts
+    (its positive part, same strategy) ranks the page in the top k and the real search does
+    not: the counterfactual isolates the negation, whatever the thresholds. The page's rank
+    and NOT scores under the real query come from a deeper search (``4 k``, at least 40);
+    the hits shown are those of the plain search, unchanged.
+    """
+    from logic_rag.query.algebra import negated_atoms, positive_part
+
+    hits_of = retriever.search_batch(queries, k=args.k, strategy=args.strategy)
+    if not args.explain:
+        return hits_of
+    out = [_Hits(hits) for hits in hits_of]
+    for top in out:
+        top.pushed_down = []
+    logic = [retriever.decompose(q).query for q in queries]
+    negating = [i for i, q in enumerate(logic) if negated_atoms(q) and positive_part(q)]
+    if not negating:
+        return out
+    picked = [queries[i] for i in negating]
+    without = retriever.search_batch(
+        picked,
+        k=args.k,
+        strategy=args.strategy,
+        logical_queries=[positive_part(logic[i]) for i in negating],
+    )
+    deep = retriever.search_batch(picked, k=max(4 * args.k, 40), strategy=args.strategy)
+    for i, plain, deeper in zip(negating, without, deep, strict=True):
+        shown = {h.id for h in out[i]}
+        now = {h.id: h for h in deeper}
+        for before in plain:
+            if before.id in shown:
+                continue
+            hit = now.get(before.id)
+            scores = hit.constraint_scores if hit is not None else {}
+            out[i].pushed_down.append(
+                {
+                    "id": before.id,
+                    "title": before.title,
+                    "rank_without_not": before.rank,
+                    "rank": hit.rank if hit is not None else None,
+                    "by": {c: s for c, s in scores.items() if c.startswith("NOT ")},
+                }
+            )
+    return out
+
+
+def _print_hits(hits: Any, *, explain: bool) -> None:
     if hits and hits[0].logic:
         print(f"logic: {hits[0].logic['query']}")
     for hit in hits:
@@ -118,10 +262,31 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print(f"{hit.rank:>3}. {hit.score:.4f}  [{hit.id}] {title}{snippet}")
         if hit.constraints:
             marks = ", ".join(
-                f"{'✓' if ok else '✗'} {name}" for name, ok in hit.constraints.items()
+                f"{'✓' if ok else '✗'} {name}"
+                + (f" ({hit.constraint_scores[name]:.2f})" if explain else "")
+                for name, ok in hit.constraints.items()
             )
             print(f"       {marks}")
-    return 0
+    for page in getattr(hits, "pushed_down", []) if explain else []:
+        title = f" {page['title']}" if page["title"] else ""
+        where = f"now {page['rank']}" if page["rank"] is not None else "now below the candidates"
+        by = ", ".join(f"{c} ({s:.2f})" for c, s in page["by"].items()) or "the NOT"
+        print(
+            f"  pushed down by {by}: [{page['id']}]{title} "
+            f"(rank {page['rank_without_not']} without the NOT, {where})"
+        )
+
+
+def _quiet_model_loading() -> None:
+    """No "Loading weights" bars for a search: the answer is the only output wanted."""
+    import os
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers is a dependency
+        return
+    hf_logging.disable_progress_bar()
 
 
 def _strict_json(value: object) -> object:
@@ -216,8 +381,34 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
         decomposer=args.decomposer,
         decomposer_model=args.decomposer_model,
         config=_verifier_config(args),
+        missing_gold=args.missing_gold,
     )
     print_table(results)
+    return 0
+
+
+def _cmd_fit_cascade(args: argparse.Namespace) -> int:
+    from logic_rag.corpus import read_jsonl
+    from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.verifiers.cascade import fit_cascade
+
+    path = Path(args.queries)
+    if path.suffix == ".jsonl":
+        queries = [str(row.get("query") or row.get("text") or "") for _, row in read_jsonl(path)]
+    else:
+        queries = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    queries = [q for q in queries if q.strip()]
+    if not queries:
+        raise ValueError(f"{path}: no queries (JSONL with a 'query' field, or one per line)")
+    retriever = LogicRetriever.load(args.index_dir, model=args.model)
+    config = {**_verifier_config(args), "quality_sample": args.sample}
+    retriever = retriever.with_config(**config)
+    fitted = fit_cascade(retriever, queries, args.out)
+    print(
+        f"labelled {len(fitted.sample)} pairs of {min(len(queries), 256)} queries with "
+        f"{fitted.key.get('expensive', '?')}; saved to {args.out}. Use it with "
+        f"--strategy quality --quality-thresholds {args.out}"
+    )
     return 0
 
 
@@ -413,6 +604,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="logic-rag",
         description="Retrieval for RAG that respects AND / OR / NOT in a query.",
     )
+    parser.add_argument(
+        "--deadline",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="overall time limit of each request to an LLM server (openai: generators, all "
+        "tries together; default 300), e.g. `logic-rag --deadline 60 eval rag ...`",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("index", help="embed a corpus and write an index folder")
@@ -467,19 +666,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--overwrite-store", action="store_true", help="replace an existing Milvus collection"
     )
+    p.add_argument(
+        "--max-doc-chars",
+        type=_positive_int,
+        default=100_000,
+        metavar="N",
+        help="characters of each document that are embedded (default 100000; longer ones "
+        "are cut, reported, and stored whole)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("search", help="search an index folder")
     p.add_argument("index_dir", help="folder written by `logic-rag index`")
     _add_store_uri_flag(p)
-    p.add_argument("query", help="the query text")
+    p.add_argument("query", nargs="?", default=None, help="the query text (or --queries)")
+    p.add_argument(
+        "--queries",
+        default=None,
+        metavar="FILE",
+        help="answer every query of FILE with one model load: JSONL with a 'query' (or "
+        "'text') field and an optional 'id', or one query per line",
+    )
     p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
-    p.add_argument("--json", action="store_true", help='print [{"id","title","score","text"}]')
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print [{"id","title","score","text"}] (with --queries: one JSON object per '
+        'query per line, {"id","query","hits"})',
+    )
     p.add_argument(
         "--explain",
         action="store_true",
-        help="with --json, add each hit's constraints, constraint_scores and logic",
+        help="show each hit's constraints with their scores, and the pages a NOT pushed "
+        "out of the top k (in --json: constraints, constraint_scores, logic, pushed_down)",
     )
     p.add_argument("--model", default=None, help="query encoder (default: the index's model)")
     p.add_argument(
@@ -536,7 +756,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="use the QUEST template and atoms instead of the decomposer",
     )
-    e.add_argument("--depth", type=int, default=1000, help="ranking depth (default 1000)")
+    e.add_argument("--depth", type=_positive_int, default=1000, help="ranking depth (default 1000)")
+    e.add_argument(
+        "--missing-gold",
+        choices=["keep", "drop"],
+        default="keep",
+        help="gold pages that are not in the corpus: keep (score them as misses, default) or "
+        "drop (score against the gold pages the corpus holds); either way they are reported",
+    )
     _add_decomposer_flags(e)
     _add_verifier_flags(e)
     e.set_defaults(func=_cmd_eval_quest)
@@ -585,6 +812,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the recipe's own arguments")
     p.set_defaults(func=_cmd_finetune)
 
+    p = sub.add_parser(
+        "fit-cascade",
+        help="fit the quality strategy's cascade once for an index and an LLM verifier",
+        description="Label an importance sample of (constraint, page) pairs of QUERIES with "
+        "the LLM verifier and save it: --strategy quality --quality-thresholds FILE reuses it.",
+    )
+    p.add_argument("index_dir", help="index folder")
+    p.add_argument("--queries", required=True, help="JSONL with a 'query' field, or one per line")
+    p.add_argument("--out", required=True, help="where to write the fitted sample (JSON)")
+    p.add_argument("--model", default=None, help="query encoder (default: the index's model)")
+    p.add_argument("--sample", type=int, default=300, help="pairs to label (default 300)")
+    p.add_argument("--strategy", default="quality", help=argparse.SUPPRESS)
+    _add_verifier_flags(p)
+    p.set_defaults(func=_cmd_fit_cascade)
+
     p = sub.add_parser("models", help="list the offline model registry")
     p.add_argument(
         "--fetch",
@@ -608,8 +850,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from logic_rag.errors import LogicRagError
 
+    if args.deadline is not None:
+        from logic_rag.generators.base import set_default_deadline
+
+        set_default_deadline(args.deadline)
     try:
         return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        # Writes are atomic: an interrupted index or results file leaves the old one.
+        print(
+            f"logic-rag {args.command}: interrupted; nothing half-written was kept", file=sys.stderr
+        )
+        return 130
     except (LogicRagError, FileNotFoundError, FileExistsError, ValueError) as exc:
         print(f"logic-rag {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -626,6 +878,43 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except OSError as exc:  # disk full, read-only or failing disk, too many open files ...
+        import errno
+
+        name = errno.errorcode.get(exc.errno or 0, "OSError")
+        where = f" ({exc.filename})" if exc.filename else ""
+        hint = (
+            "; free some space or write elsewhere (the previous files were kept)"
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            else ""
+        )
+        print(
+            f"logic-rag {args.command}: error: {name}: {exc.strerror or _one_line(exc)}"
+            f"{where}{hint}",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero."""
+    from logic_rag.generators.base import check_deadline
+
+    try:
+        return check_deadline(float(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _one_line(exc: BaseException) -> str:

@@ -50,7 +50,7 @@ from logic_rag.verifiers.thresholds import (
     importance_sample,
 )
 
-__all__ = ["CascadeVerify", "fitted_thresholds", "forget_thresholds"]
+__all__ = ["CascadeVerify", "fit_cascade", "fitted_thresholds", "forget_thresholds"]
 
 _FITTED: dict[tuple[str, ...], CascadeThresholds] = {}
 _FITTED_LOCK = threading.Lock()
@@ -248,9 +248,22 @@ class CascadeVerify(Stage):
         return best
 
     # ------------------------------------------------------------------ the stage
-    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
-        start = time.perf_counter()
-        stats_before = _stats(self.expensive)
+    def fit(self, batch: SearchBatch, ctx: SearchContext) -> CascadeThresholds:
+        """Fit thresholds on ``batch`` (cheap probabilities already filled) and keep them.
+
+        Labels ``sample_size`` importance-sampled pairs of the batch with the costly
+        verifier; saves them to ``thresholds`` when set. This is the one-off cost that
+        :func:`fit_cascade` pays on a set of training queries.
+        """
+        work = self._work(batch)
+        fitted, _calls = self._fit(work, ctx)
+        if self.thresholds is not None:
+            fitted.save(self.thresholds)
+        with _FITTED_LOCK:
+            _FITTED[self._key(ctx)] = fitted
+        return fitted
+
+    def _work(self, batch: SearchBatch) -> list[_Work]:
         work: list[_Work] = []
         for state in batch:
             if not len(state.candidates):
@@ -273,6 +286,12 @@ class CascadeVerify(Stage):
                     costly=np.full((n_atoms, n), np.nan),
                 )
             )
+        return work
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        start = time.perf_counter()
+        stats_before = _stats(self.expensive)
+        work = self._work(batch)
         if not work:
             return
         thresholds, fit_calls, fit_seconds = self._thresholds(work, ctx)
@@ -357,3 +376,43 @@ class CascadeVerify(Stage):
 def _stats(verifier: Verifier) -> dict[str, Any]:
     stats = getattr(verifier, "stats", None)
     return dict(stats()) if callable(stats) else {}
+
+
+def fit_cascade(
+    retriever: Any,
+    queries: list[str],
+    out: str | Path,
+    *,
+    strategy: str = "quality",
+    batch_size: int = 256,
+) -> CascadeThresholds:
+    """Fit a strategy's cascade on ``queries`` and save the labelled sample to ``out``.
+
+    Runs the strategy's stages up to its :class:`CascadeVerify` over the queries (the
+    cheap verifier scores every pair), then labels ``LogicConfig.quality_sample`` pairs
+    of the first ``batch_size`` queries with the costly verifier. Later searches with
+    ``LogicConfig(quality_thresholds=out)`` reuse it: fit once per corpus and model pair,
+    on queries like the ones to be served.
+    """
+    from logic_rag.pipeline.context import SearchContext
+    from logic_rag.pipeline.state import QueryState
+
+    if not queries:
+        raise ValueError("fit_cascade needs at least one query")
+    pipeline = retriever.pipeline(strategy)
+    stages = list(pipeline)
+    at = next((i for i, s in enumerate(stages) if isinstance(s, CascadeVerify)), None)
+    if at is None:
+        raise ValueError(f"strategy {strategy!r} has no cascade to fit; use 'quality'")
+    from dataclasses import replace
+
+    from logic_rag.pipeline.stage import Pipeline
+
+    cascade = replace(stages[at], thresholds=str(out))
+    plans = retriever.plan(list(queries[:batch_size]), None, decompose=True)
+    batch = SearchBatch([QueryState(p) for p in plans], k=1)
+    ctx = SearchContext(retriever.resources)
+    Pipeline(stages[:at])(batch, ctx)
+    cascade.prepare(batch, ctx)
+    ctx.run_wanted()
+    return cascade.fit(batch, ctx)
