@@ -9,17 +9,22 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import logging
 import os
 import stat
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from logic_rag.errors import CorpusFormatError
 
+_log = logging.getLogger(__name__)
+
 __all__ = [
+    "DEFAULT_MAX_DOCUMENT_CHARS",
+    "TextBudget",
     "Document",
     "CorpusFormat",
     "read_jsonl",
@@ -80,20 +85,26 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
         with handle:
-            for lineno, raw in enumerate(handle, start=1):  # noqa: B007 - used after the loop
-                try:
-                    yield lineno, raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise CorpusFormatError(
-                        path,
-                        lineno,
-                        f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                        f"save the file as UTF-8",
-                    ) from None
+            for lineno, line in _decoded(handle, path):  # noqa: B007 - used after the loop
+                yield lineno, line
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise CorpusFormatError(
             path, lineno + 1 if lineno else None, f"not a valid gzip file ({exc})"
         ) from None
+
+
+def _decoded(handle: Any, path: Path) -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` of an open binary file, decoded as UTF-8 line by line."""
+    for lineno, raw in enumerate(handle, start=1):
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorpusFormatError(
+                path,
+                lineno,
+                f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                f"save the file as UTF-8",
+            ) from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -121,16 +132,71 @@ def _check_strings(value: Any) -> str | None:
     return None
 
 
+#: Characters of a document's text that indexing embeds (dense, sentences, SPLADE). Every
+#: model reads only its first few thousand tokens and sentence evidence its first 32
+#: sentences, so the cut changes no vector of a normal document; it keeps one huge
+#: document from setting the memory and time of ``index``.
+DEFAULT_MAX_DOCUMENT_CHARS = 100_000
+
+
+class TextBudget:
+    """A character budget per text, with a count of what it cut (reported, never silent)."""
+
+    def __init__(self, max_chars: int = DEFAULT_MAX_DOCUMENT_CHARS) -> None:
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars <= 0:
+            raise ValueError(f"the character budget must be a positive integer, got {max_chars!r}")
+        self.max_chars = max_chars
+        self.cut = 0
+        self.longest = 0
+        self.total = 0
+
+    def apply(self, texts: Iterable[str], what: str = "documents") -> list[str]:
+        """``texts`` with each cut to :attr:`max_chars`; a cut is logged as a warning."""
+        out: list[str] = []
+        cut = 0
+        for text in texts:
+            self.total += 1
+            if len(text) > self.max_chars:
+                cut += 1
+                self.longest = max(self.longest, len(text))
+                text = text[: self.max_chars]
+            out.append(text)
+        if cut:
+            self.cut += cut
+            _log.warning(
+                "logic-rag: %d of %d %s are longer than %d characters and were cut to that "
+                "before embedding (longest: %d characters); the index manifest records it. "
+                "Raise the budget (--max-doc-chars) to embed more of them.",
+                cut,
+                len(out),
+                what,
+                self.max_chars,
+                self.longest,
+            )
+        return out
+
+    def record(self) -> dict[str, int]:
+        """The manifest entry: the budget, how many texts it cut and the longest one."""
+        return {
+            "max_document_chars": self.max_chars,
+            "documents_cut": self.cut,
+            "longest_document_chars": self.longest,
+        }
+
+
 def read_jsonl(
-    path: str | os.PathLike[str], *, strict: bool = False
+    path: str | os.PathLike[str], *, strict: bool = False, handle: BinaryIO | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 
     ``strict`` also refuses ``NaN`` / ``Infinity`` (not JSON; they would come back out as
     invalid JSON) and strings that are not valid Unicode (``"\\ud800"``), naming the line.
+    With ``handle`` (an open binary file, e.g. an index snapshot's reader) the lines are
+    read from it and ``path`` only names it in messages.
     """
     path = Path(path)
-    for lineno, line in _lines(path):
+    lines = _lines(path) if handle is None else _decoded(handle, path)
+    for lineno, line in lines:
         if not line.strip():
             continue
         try:

@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from logic_rag.corpus import Document
+from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
 from logic_rag.index.faiss_index import IndexKind
 from logic_rag.index.passages import PassageVectors, split_corpus
+from logic_rag.index.snapshot import open_snapshot
 from logic_rag.pipeline.context import Resources, SearchContext
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
@@ -85,6 +86,7 @@ def _build_with(
     passages: bool,
     index: IndexKind,
     index_options: dict[str, Any],
+    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
 ) -> tuple[Retriever, PassageVectors | None]:
     """Dense index and sentence vectors from one Ray pass over documents then sentences.
 
@@ -93,11 +95,12 @@ def _build_with(
     if not docs:
         raise ValueError("cannot build an index over zero documents")
     encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
-    texts = [d.content for d in docs]
+    budget = TextBudget(max_document_chars)
+    texts = budget.apply([d.content for d in docs])
     sentences: list[str] = []
     offsets = None
     if passages:
-        sentences, offsets = split_corpus([d.text or d.title for d in docs])
+        sentences, offsets = split_corpus(_bounded_bodies(docs, max_document_chars))
     vectors = encode_with.encode(
         encoder, itertools.chain(texts, sentences), total=len(texts) + len(sentences)
     )
@@ -105,10 +108,17 @@ def _build_with(
     dense = Retriever.from_embeddings(
         encoder, vectors[: len(docs)], docs, index=index, **index_options
     )
+    dense.text_budget = budget
     passage_vectors = None
     if offsets is not None:
         passage_vectors = PassageVectors.from_vectors(vectors[len(docs) :], offsets)
     return dense, passage_vectors
+
+
+def _bounded_bodies(docs: Sequence[Document], max_chars: int) -> list[str]:
+    """Each document's body (or title) cut to ``max_chars``, for sentence splitting (the
+    dense side already reported the cut)."""
+    return [(d.text or d.title)[:max_chars] for d in docs]
 
 
 class LogicRetriever:
@@ -162,9 +172,14 @@ class LogicRetriever:
         collection: str = "logic_rag",
         store_token: str | None = None,
         overwrite_store: bool = False,
+        max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         **index_options: Any,
     ) -> LogicRetriever:
         """Embed and index ``documents``.
+
+        Every encoder (dense, sentences, SPLADE) sees at most ``max_document_chars``
+        characters of each document; the stored documents keep their whole text, and a
+        cut is logged and recorded in the manifest's ``text_budget``.
 
         ``passages`` also embeds every sentence (about twice the indexing time) so that
         constraints are checked against the best-matching sentence; ``sparse_model``
@@ -192,24 +207,38 @@ class LogicRetriever:
         docs = list(documents)
         if encode_with is not None:
             dense, passage_vectors = _build_with(
-                encode_with, docs, model, passages, index, index_options
+                encode_with, docs, model, passages, index, index_options, max_document_chars
             )
         else:
             dense = Retriever.build(
-                docs, model=model, index=index, show_progress_bar=show_progress_bar, **index_options
+                docs,
+                model=model,
+                index=index,
+                show_progress_bar=show_progress_bar,
+                max_document_chars=max_document_chars,
+                **index_options,
             )
             passage_vectors = None
         if passages and passage_vectors is None:
             passage_vectors = PassageVectors.build(
                 dense.encoder,
-                [d.text or d.title for d in docs],
+                _bounded_bodies(docs, max_document_chars),
                 show_progress_bar=show_progress_bar,
             )
         sparse = None
         if sparse_model is not None:
             from logic_rag.sparse_retriever import SparseSide
 
-            sparse = SparseSide.build(docs, model=sparse_model, show_progress_bar=show_progress_bar)
+            bounded = [
+                replace(d, text=d.text[:max_document_chars])
+                if len(d.text) > max_document_chars
+                else d
+                for d in docs
+            ]
+            sparse = SparseSide.build(
+                bounded, model=sparse_model, show_progress_bar=show_progress_bar
+            )
+            sparse.documents = dense.documents  # hits show the whole stored documents
         built = cls(
             dense,
             passages=passage_vectors,
@@ -285,24 +314,26 @@ class LogicRetriever:
         folder's manifest); ``store_uri`` points at the store if it moved, ``store_token``
         (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server.
         """
-        dense, manifest = Retriever.load_with_manifest(
-            path,
-            model=model,
-            verify=verify,
-            allow_model_mismatch=allow_model_mismatch,
-            store_uri=store_uri,
-            store_token=store_token,
-        )
-        passages: Any = None
-        if "store" in manifest:
-            passages = manifest.pop("_store_passages", None)
-        elif manifest.get("passages"):
-            passages = PassageVectors.load(Path(path), len(dense))
-        sparse = None
-        if "sparse" in manifest:
-            from logic_rag.sparse_retriever import SparseSide
+        # One opened version of the folder for every part (dense, passages, SPLADE), so a
+        # concurrent save can never mix two indexes (see logic_rag.index.snapshot).
+        with open_snapshot(path, verify=verify) as snapshot:
+            dense, manifest = Retriever.load_snapshot(
+                snapshot,
+                model=model,
+                allow_model_mismatch=allow_model_mismatch,
+                store_uri=store_uri,
+                store_token=store_token,
+            )
+            passages: Any = None
+            if "store" in manifest:
+                passages = manifest.pop("_store_passages", None)
+            elif manifest.get("passages"):
+                passages = PassageVectors.load(snapshot, len(dense))
+            sparse = None
+            if "sparse" in manifest:
+                from logic_rag.sparse_retriever import SparseSide
 
-            sparse = SparseSide.load(Path(path), manifest["sparse"], dense.documents)
+                sparse = SparseSide.load(snapshot.view(""), manifest["sparse"], dense.documents)
         return cls(
             dense,
             passages=passages,
@@ -463,7 +494,7 @@ class LogicRetriever:
             if plan.decomposition is not None:
                 info["confidence"] = plan.decomposition.confidence
                 info["source"] = plan.decomposition.source
-            info.update(state.info)
+            info.update({k: v for k, v in state.info.items() if not k.startswith("_")})
             for hit in hits:
                 hit.logic = {**info, **hit.logic}
         return hits

@@ -13,16 +13,24 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from logic_rag.atomic import atomic_write_jsonl
-from logic_rag.corpus import CorpusFormat, Document, load_documents, read_jsonl
+from logic_rag.corpus import (
+    DEFAULT_MAX_DOCUMENT_CHARS,
+    CorpusFormat,
+    Document,
+    TextBudget,
+    load_documents,
+    read_jsonl,
+)
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import CorpusFormatError, IndexCorruptError, IndexMismatchError
 from logic_rag.index.faiss_index import DenseIndex, IndexKind
-from logic_rag.index.store import listed_file, read_manifest, write_folder
+from logic_rag.index.snapshot import IndexSnapshot, open_snapshot
+from logic_rag.index.store import write_folder
 
 __all__ = ["Hit", "Retriever", "make_hits"]
 
@@ -85,6 +93,8 @@ class Retriever:
         self.encoder = encoder
         self.index = index
         self.documents: list[Document] = list(documents)
+        #: How the texts were bounded when this index was built (``None`` once loaded).
+        self.text_budget: TextBudget | None = None
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -98,17 +108,26 @@ class Retriever:
         model: str | os.PathLike[str] | DenseEncoder | None = None,
         index: IndexKind = "flat",
         show_progress_bar: bool | None = None,
+        max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         **index_options: Any,
     ) -> Retriever:
-        """Embed ``documents`` with ``model`` and index them."""
+        """Embed ``documents`` with ``model`` and index them.
+
+        Each document's text is cut to ``max_document_chars`` characters before it is
+        embedded (the stored document keeps its whole text); a cut is logged as a warning
+        and recorded in the index manifest (``text_budget``).
+        """
         docs = list(documents)
         if not docs:
             raise ValueError("cannot build an index over zero documents")
         encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
+        budget = TextBudget(max_document_chars)
         embeddings = encoder.encode_documents(
-            [d.content for d in docs], show_progress_bar=show_progress_bar
+            budget.apply([d.content for d in docs]), show_progress_bar=show_progress_bar
         )
-        return cls.from_embeddings(encoder, embeddings, docs, index=index, **index_options)
+        built = cls.from_embeddings(encoder, embeddings, docs, index=index, **index_options)
+        built.text_budget = budget
+        return built
 
     @classmethod
     def from_embeddings(
@@ -173,6 +192,8 @@ class Retriever:
             "documents_file": _DOCS_FILE,
             **(extra_manifest or {}),
         }
+        if self.text_budget is not None and "text_budget" not in manifest:
+            manifest["text_budget"] = self.text_budget.record()
         writers: dict[str, Callable[[Path], None]] = {
             _DOCS_FILE: lambda p: atomic_write_jsonl(
                 p, (_finite_json(d.to_json()) for d in self.documents)
@@ -226,11 +247,32 @@ class Retriever:
         token (default ``$LOGIC_RAG_MILVUS_TOKEN``); the opened sentence-vector store, if
         any, is left in ``manifest["_store_passages"]`` for :class:`LogicRetriever`.
         """
-        folder = Path(path)
-        manifest = read_manifest(folder, verify=verify)
+        with open_snapshot(path, verify=verify) as snapshot:
+            return cls.load_snapshot(
+                snapshot,
+                model=model,
+                allow_model_mismatch=allow_model_mismatch,
+                store_uri=store_uri,
+                store_token=store_token,
+            )
+
+    @classmethod
+    def load_snapshot(
+        cls,
+        snapshot: IndexSnapshot,
+        *,
+        model: str | os.PathLike[str] | DenseEncoder | None = None,
+        allow_model_mismatch: bool = False,
+        store_uri: str | None = None,
+        store_token: str | None = None,
+    ) -> tuple[Retriever, dict[str, Any]]:
+        """:meth:`load_with_manifest` over an opened (and verified) index snapshot, so that
+        wrappers read their own files from the same version of the folder."""
+        folder = snapshot.folder
+        manifest = snapshot.manifest
         recorded, dimension, count, kind = _check_manifest(folder, manifest)
         for name in _files_to_open(manifest):  # every file a loader opens must be checked
-            listed_file(folder, manifest, name)
+            snapshot.check_listed(name)
         if model is None:
             model = recorded["name"]
         encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
@@ -266,15 +308,21 @@ class Retriever:
                 folder, manifest, uri=store_uri, token=store_token
             )
         else:
-            faiss_path = listed_file(folder, manifest, manifest.get("index_file", _FAISS_FILE))
-            index = DenseIndex.load(faiss_path, kind)
+            name = manifest.get("index_file", _FAISS_FILE)
+            with snapshot.open(name) as handle:
+                index = DenseIndex.load(handle, kind, name=snapshot.display(name))
         if index.dim != dimension or index.ntotal != count:
             raise IndexCorruptError(
                 f"{folder}: the FAISS file holds {index.ntotal} vectors of dimension "
                 f"{index.dim}, the manifest says {count} of dimension {dimension}; rebuild it"
             )
-        docs_path = listed_file(folder, manifest, manifest.get("documents_file", _DOCS_FILE))
-        documents = [_document(docs_path, lineno, row) for lineno, row in _checked_rows(docs_path)]
+        name = manifest.get("documents_file", _DOCS_FILE)
+        docs_path = snapshot.display(name)
+        with snapshot.open(name) as handle:
+            documents = [
+                _document(docs_path, lineno, row)
+                for lineno, row in _checked_rows(docs_path, handle)
+            ]
         if len(documents) != count:
             raise IndexCorruptError(
                 f"{docs_path} holds {len(documents)} documents, the manifest says {count}"
@@ -433,8 +481,8 @@ def make_hits(documents: Sequence[Document], scores: np.ndarray, ids: np.ndarray
     return hits
 
 
-def _checked_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    for lineno, row in read_jsonl(path):
+def _checked_rows(path: Path, handle: BinaryIO) -> Iterable[tuple[int, dict[str, Any]]]:
+    for lineno, row in read_jsonl(path, handle=handle):
         if "id" not in row:
             raise CorpusFormatError(path, lineno, "document row has no 'id'")
         yield lineno, row

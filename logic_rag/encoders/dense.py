@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import pickle
 from pathlib import Path
@@ -27,10 +28,20 @@ if TYPE_CHECKING:
 
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["DenseEncoder", "ModelLoadError", "check_texts", "check_unicode"]
+__all__ = ["DenseEncoder", "ModelLoadError", "bound_texts", "check_texts", "check_unicode"]
+
+log = logging.getLogger(__name__)
 
 #: Inputs at least this long get a progress bar unless the caller says otherwise.
 _PROGRESS_THRESHOLD = 2048
+#: Characters kept per model token before tokenizing: a text is cut at
+#: ``max_seq_length * CHARS_PER_TOKEN`` characters. The model reads at most
+#: ``max_seq_length`` tokens anyway and natural text averages 4-6 characters per token, so
+#: the cut changes no vector in practice; it stops one huge text (tokenized whole before
+#: truncation) from setting the memory and time of a whole call.
+CHARS_PER_TOKEN = 16
+#: Texts tokenized per call when measuring lengths (memory stays per chunk, not per corpus).
+_LENGTH_CHUNK = 1024
 #: Padded token positions per forward pass: 4,096 keeps MiniLM's attention maps near
 #: 50 MB for 256-token texts; short texts still go 64 (``batch_size``) at a time.
 _BATCH_TOKENS = 4096
@@ -76,8 +87,27 @@ def _token_lengths(model: Any, texts: list[str]) -> list[int]:
     limit = getattr(model, "max_seq_length", None) or 512
     if tokenizer is None or not texts:
         return [min(len(t) // 4 + 2, limit) for t in texts]
-    ids = tokenizer(texts, truncation=True, max_length=limit)["input_ids"]
-    return [len(row) for row in ids]
+    lengths: list[int] = []
+    for start in range(0, len(texts), _LENGTH_CHUNK):
+        chunk = texts[start : start + _LENGTH_CHUNK]
+        ids = tokenizer(chunk, truncation=True, max_length=limit)["input_ids"]
+        lengths.extend(len(row) for row in ids)
+    return lengths
+
+
+def bound_texts(texts: Sequence[str], max_chars: int) -> tuple[list[str], int, int]:
+    """``texts`` cut to ``max_chars`` characters each, the number cut and the longest length."""
+    if max_chars <= 0:
+        raise ValueError(f"max_chars must be positive, got {max_chars}")
+    out: list[str] = []
+    cut = longest = 0
+    for text in texts:
+        if len(text) > max_chars:
+            cut += 1
+            longest = max(longest, len(text))
+            text = text[:max_chars]
+        out.append(text)
+    return out, cut, longest
 
 
 def _token_batches(lengths: Sequence[int], max_texts: int) -> list[tuple[int, int]]:
@@ -126,6 +156,9 @@ class DenseEncoder:
         trust_remote_code: off by default; only turn it on for a folder you trust.
         dtype: ``"float32"`` or ``"bfloat16"``; ``None`` takes the model's preference
             (bf16 for EmbeddingGemma) where the device runs it natively, else float32.
+        max_chars: characters of each text kept before tokenizing (queries, documents,
+            rerank candidates); ``None`` is ``max_seq_length *`` :data:`CHARS_PER_TOKEN`.
+            Cuts are counted in :attr:`texts_cut` and logged.
     """
 
     def __init__(
@@ -140,6 +173,7 @@ class DenseEncoder:
         trust_remote_code: bool = False,
         max_seq_length: int | None = None,
         dtype: DType | None = None,
+        max_chars: int | None = None,
     ) -> None:
         self.resolved: ResolvedModel = resolve_model(
             default_dense_model() if model is None else model
@@ -154,6 +188,12 @@ class DenseEncoder:
         self._device = device
         self._trust_remote_code = trust_remote_code
         self._max_seq_length = max_seq_length
+        if max_chars is not None and max_chars <= 0:
+            raise ValueError(f"max_chars must be positive, got {max_chars}")
+        self._max_chars = max_chars
+        #: Texts cut to :attr:`max_chars` so far, and the longest one seen (for reports).
+        self.texts_cut = 0
+        self.longest_cut = 0
         self.dtype: DType = choose_dtype(dtype or self.resolved.dtype, device)
         self._query_prompt = query_prompt
         self._document_prompt = document_prompt
@@ -270,6 +310,14 @@ class DenseEncoder:
             dim = int(self.encode_queries(["dimension probe"]).shape[1])
         return int(dim)
 
+    @property
+    def max_chars(self) -> int:
+        """Characters of each text kept before tokenizing (see ``max_chars`` above)."""
+        if self._max_chars is not None:
+            return self._max_chars
+        limit = getattr(self.model, "max_seq_length", None) or 512
+        return int(limit) * CHARS_PER_TOKEN
+
     def _prompt(self, explicit: str | None, key: str) -> dict[str, Any]:
         if explicit is not None:
             return {"prompt": explicit} if explicit else {}
@@ -285,6 +333,20 @@ class DenseEncoder:
         if progress is None:
             progress = len(texts) >= _PROGRESS_THRESHOLD
         model = self.model
+        texts, cut, longest = bound_texts(texts, self.max_chars)
+        if cut:
+            self.texts_cut += cut
+            self.longest_cut = max(self.longest_cut, longest)
+            log.info(
+                "logic-rag: %d of %d texts longer than %d characters were cut to %d before "
+                "tokenizing (longest: %d; the model reads %d tokens)",
+                cut,
+                len(texts),
+                self.max_chars,
+                self.max_chars,
+                longest,
+                getattr(model, "max_seq_length", 0) or 0,
+            )
         lengths = _token_lengths(model, texts)
         order = np.argsort([-n for n in lengths], kind="stable")
         batches: Any = _token_batches([lengths[i] for i in order], self.batch_size)

@@ -7,9 +7,10 @@ atomic rename.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -173,20 +174,34 @@ class DenseIndex:
         os.replace(tmp, target)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], kind: IndexKind = "flat") -> DenseIndex:
+    def load(
+        cls,
+        source: str | os.PathLike[str] | BinaryIO,
+        kind: IndexKind = "flat",
+        *,
+        name: str | os.PathLike[str] | None = None,
+    ) -> DenseIndex:
         """Read an index written by :meth:`save`; unreadable files raise IndexCorruptError.
 
-        The file must hold the index ``kind`` says and use the inner-product metric: an
-        L2 index would rank distances as similarities (smallest first would be best).
+        ``source`` is a path or a seekable binary file (an index snapshot's reader; then
+        ``name`` is the path shown in messages). Every size the file claims is checked
+        against its length before FAISS allocates anything
+        (:func:`~logic_rag.index.faiss_layout.check_faiss_layout`). The file must hold the
+        index ``kind`` says and use the inner-product metric: an L2 index would rank
+        distances as similarities (smallest first would be best).
         """
         faiss = _faiss()
-        try:
-            raw = faiss.read_index(str(path))
-        except RuntimeError as exc:
-            raise IndexCorruptError(
-                f"{path}: FAISS cannot read this file ({str(exc).splitlines()[0][:200]}); "
-                f"rebuild the index with `logic-rag index`"
-            ) from None
+        if isinstance(source, str | os.PathLike):
+            path: Any = source if name is None else name
+            try:
+                handle = open(source, "rb")  # noqa: SIM115 - closed just below
+            except OSError as exc:
+                raise IndexCorruptError(f"{path}: cannot open the FAISS file ({exc})") from None
+            with handle:
+                raw = _read_checked(faiss, handle, path)
+        else:
+            path = name if name is not None else getattr(source, "name", "<index file>")
+            raw = _read_checked(faiss, source, path)
         found = _kind_of(faiss, raw)
         if found != kind:
             raise IndexCorruptError(
@@ -194,9 +209,9 @@ class DenseIndex:
                 f"manifest says index kind {kind!r}; rebuild the index with `logic-rag index`"
             )
         if raw.metric_type != faiss.METRIC_INNER_PRODUCT:
-            name = "L2" if raw.metric_type == faiss.METRIC_L2 else str(raw.metric_type)
+            metric = "L2" if raw.metric_type == faiss.METRIC_L2 else str(raw.metric_type)
             raise IndexCorruptError(
-                f"{path} uses the {name} metric; logic-rag indexes rank by inner product "
+                f"{path} uses the {metric} metric; logic-rag indexes rank by inner product "
                 f"(cosine), so distances would be read as similarities. Rebuild the index "
                 f"with `logic-rag index`"
             )
@@ -206,3 +221,31 @@ class DenseIndex:
         index.options = {}
         index._index = raw
         return index
+
+
+def _read_checked(faiss: Any, handle: BinaryIO, path: Any) -> Any:
+    """FAISS's reader over ``handle`` after the layout walk has bounded every claimed size."""
+    from logic_rag.index.faiss_layout import FaissLayoutError, check_faiss_layout
+
+    handle.seek(0, io.SEEK_END)
+    size = handle.tell()
+    handle.seek(0)
+    try:
+        check_faiss_layout(handle, size)
+    except FaissLayoutError as exc:
+        raise IndexCorruptError(
+            f"{path}: not a FAISS index logic-rag can read ({exc}); rebuild the index with "
+            f"`logic-rag index`"
+        ) from None
+    handle.seek(0)
+
+    def read(n: int) -> bytes:
+        return handle.read(n)
+
+    try:
+        return faiss.read_index(faiss.PyCallbackIOReader(read))
+    except RuntimeError as exc:
+        raise IndexCorruptError(
+            f"{path}: FAISS cannot read this file ({str(exc).splitlines()[0][:200]}); "
+            f"rebuild the index with `logic-rag index`"
+        ) from None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -258,51 +259,63 @@ class InvertedIndex:
                 an inconsistent matrix. Rebuild the index from the corpus.
             IndexMismatchError: ``expected_vocab_size`` differs from the index's.
         """
-        folder = Path(directory)
-        manifest_path, matrix_path = folder / MANIFEST_FILE, folder / MATRIX_FILE
-        for path in (manifest_path, matrix_path):
-            if not path.is_file():
+        from logic_rag.index.snapshot import as_files
+
+        files = as_files(directory)
+        folder = directory
+        manifest_path, matrix_path = files.display(MANIFEST_FILE), files.display(MATRIX_FILE)
+        try:
+            with files.open(MANIFEST_FILE) as handle:
+                manifest_text = handle.read(_MAX_MANIFEST + 1)
+            matrix_handle = files.open(MATRIX_FILE)
+        except OSError:
+            raise IndexCorruptError(
+                f"{manifest_path} or {matrix_path} is missing: {folder} is not a complete "
+                "inverted index; rebuild it with InvertedIndex.add(...).save(...)"
+            ) from None
+        with matrix_handle:
+            try:
+                if len(manifest_text) > _MAX_MANIFEST:
+                    raise ValueError("manifest too large")
+                manifest = json.loads(manifest_text.decode("utf-8"))
+                vocab_size = int(manifest["vocab_size"])
+                n_docs = int(manifest["n_docs"])
+                version = int(manifest["format_version"])
+                expected_sha = str(manifest["sha256"])
+                metadata = manifest.get("metadata") or {}
+            except (ValueError, KeyError, TypeError) as exc:
                 raise IndexCorruptError(
-                    f"{path} is missing: {folder} is not a complete inverted index; rebuild it "
-                    "with InvertedIndex.add(...).save(...)"
+                    f"{manifest_path} is unreadable ({exc}); rebuild the index"
+                ) from exc
+            if version != FORMAT_VERSION:
+                raise IndexCorruptError(
+                    f"{manifest_path} has format version {version}; this logic-rag reads "
+                    f"version {FORMAT_VERSION}: rebuild the index"
                 )
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            vocab_size = int(manifest["vocab_size"])
-            n_docs = int(manifest["n_docs"])
-            version = int(manifest["format_version"])
-            expected_sha = str(manifest["sha256"])
-            metadata = manifest.get("metadata") or {}
-        except (ValueError, KeyError, TypeError) as exc:
-            raise IndexCorruptError(
-                f"{manifest_path} is unreadable ({exc}); rebuild the index"
-            ) from exc
-        if version != FORMAT_VERSION:
-            raise IndexCorruptError(
-                f"{manifest_path} has format version {version}; this logic-rag reads "
-                f"version {FORMAT_VERSION}: rebuild the index"
-            )
-        if expected_vocab_size is not None and expected_vocab_size != vocab_size:
-            raise IndexMismatchError(
-                f"index at {folder} has a {vocab_size}-term vocabulary but the encoder has "
-                f"{expected_vocab_size}: load it with the encoder that built it, or rebuild it"
-            )
-        actual_sha = _sha256(matrix_path)
-        if actual_sha != expected_sha:
-            raise IndexCorruptError(
-                f"{matrix_path} does not match the checksum in {manifest_path} (file damaged "
-                "or written by an interrupted save); rebuild the index"
-            )
-        try:
-            with np.load(matrix_path, allow_pickle=False) as npz:
-                data, indices = npz["data"], npz["indices"]
-                indptr, shape = npz["indptr"], tuple(int(x) for x in npz["shape"])
-            docs = sp.csr_matrix((data, indices, indptr), shape=shape, dtype=np.float32)
-            docs.check_format(full_check=True)
-        except (ValueError, KeyError, OSError, EOFError) as exc:
-            raise IndexCorruptError(
-                f"{matrix_path} is unreadable ({exc}); rebuild the index"
-            ) from exc
+            if expected_vocab_size is not None and expected_vocab_size != vocab_size:
+                raise IndexMismatchError(
+                    f"index at {folder} has a {vocab_size}-term vocabulary but the encoder has "
+                    f"{expected_vocab_size}: load it with the encoder that built it, or rebuild it"
+                )
+            digest = hashlib.sha256()
+            for block in iter(lambda: matrix_handle.read(1 << 20), b""):
+                digest.update(block)
+            if digest.hexdigest() != expected_sha:
+                raise IndexCorruptError(
+                    f"{matrix_path} does not match the checksum in {manifest_path} (file damaged "
+                    "or written by an interrupted save); rebuild the index"
+                )
+            matrix_handle.seek(0)
+            try:
+                arrays = _read_npz(matrix_handle, matrix_path)
+                data, indices = arrays["data"], arrays["indices"]
+                indptr, shape = arrays["indptr"], tuple(int(x) for x in arrays["shape"])
+                docs = sp.csr_matrix((data, indices, indptr), shape=shape, dtype=np.float32)
+                docs.check_format(full_check=True)
+            except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise IndexCorruptError(
+                    f"{matrix_path} is unreadable ({exc}); rebuild the index"
+                ) from exc
         if shape != (n_docs, vocab_size):
             raise IndexCorruptError(
                 f"{matrix_path} holds a {shape} matrix but {manifest_path} says "
@@ -323,3 +336,27 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+_MAX_MANIFEST = 16 * 2**20
+_NPZ_KEYS = ("data", "indices", "indptr", "shape")
+
+
+def _read_npz(handle: Any, path: Any) -> dict[str, np.ndarray]:
+    """The four arrays of a saved matrix; every member's header is checked against the
+    member's stored length before its array is allocated (see :func:`read_npy`)."""
+    from logic_rag.index.npy import read_npy
+
+    out: dict[str, np.ndarray] = {}
+    total = handle.seek(0, os.SEEK_END)
+    handle.seek(0)
+    with zipfile.ZipFile(handle) as archive:
+        for key in _NPZ_KEYS:
+            info = archive.getinfo(f"{key}.npy")
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise ValueError(f"{key}.npy is compressed; logic-rag stores arrays uncompressed")
+            if info.file_size > total:
+                raise ValueError(f"{key}.npy claims {info.file_size} bytes in a {total}-byte file")
+            with archive.open(info) as member:
+                out[key] = read_npy(member, info.file_size, f"{path}:{key}.npy")
+    return out

@@ -14,10 +14,10 @@ of document ``i`` are rows ``offsets[i]:offsets[i+1]``; every document has at le
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -114,14 +114,25 @@ class PassageVectors:
         return {self.VECTORS_FILE: save(self.vectors), self.OFFSETS_FILE: save(self.offsets)}
 
     @classmethod
-    def load(cls, folder: str | os.PathLike[str], n_documents: int) -> PassageVectors:
-        """Read the two arrays (checksums were verified with the manifest)."""
-        folder = Path(folder)
-        try:
-            vectors = np.load(folder / cls.VECTORS_FILE, allow_pickle=False)
-            offsets = np.load(folder / cls.OFFSETS_FILE, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise IndexCorruptError(f"{folder}: cannot read passage vectors ({exc})") from None
+    def load(cls, folder: Any, n_documents: int) -> PassageVectors:
+        """Read the two arrays from a folder or an index snapshot (whose checksums were
+        verified through the descriptors the arrays are read from)."""
+        from logic_rag.index.npy import read_npy
+        from logic_rag.index.snapshot import as_files
+
+        files = as_files(folder)
+        arrays = []
+        for name in (cls.VECTORS_FILE, cls.OFFSETS_FILE):
+            try:
+                with files.open(name) as handle:
+                    arrays.append(read_npy(handle, files.size(name), files.display(name)))
+            except OSError as exc:
+                raise IndexCorruptError(
+                    f"{files.display(name)}: cannot read passage vectors ({exc})"
+                ) from None
+        vectors, offsets = arrays
+        if vectors.ndim != 2 or offsets.ndim != 1 or len(offsets) == 0:
+            raise IndexCorruptError(f"{folder}: passage arrays have the wrong shapes")
         passages = cls(vectors, offsets)
         if passages.n_documents != n_documents:
             raise IndexCorruptError(

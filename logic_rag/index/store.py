@@ -35,6 +35,7 @@ from typing import Any
 
 from logic_rag.atomic import atomic_write_json, make_public_dir
 from logic_rag.errors import IndexCorruptError
+from logic_rag.index.snapshot import open_snapshot
 
 __all__ = [
     "MANIFEST_NAME",
@@ -47,6 +48,8 @@ __all__ = [
     "recover_leftovers",
     "write_folder",
     "read_manifest",
+    "check_manifest_table",
+    "swap_leftovers",
     "listed_file",
 ]
 
@@ -205,6 +208,22 @@ def _remove(path: Path) -> None:
             path.unlink()
 
 
+def swap_leftovers(out_dir: str | os.PathLike[str]) -> list[int]:
+    """Process ids of the ``.OUT.tmp-PID-*`` / ``.OUT.old-PID`` folders next to ``out_dir``."""
+    out = Path(out_dir).absolute()
+    prefix = f".{out.name}."
+    pids: list[int] = []
+    try:
+        names = [p.name for p in out.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return pids
+    for name in names:
+        found = _TMP.fullmatch(name[len(prefix) :]) or _OLD.fullmatch(name[len(prefix) :])
+        if found:
+            pids.append(int(found.group(1)))
+    return pids
+
+
 def recover_leftovers(out_dir: str | os.PathLike[str]) -> list[str]:
     """Clean up after a :func:`write_folder` that was killed; returns what was done.
 
@@ -331,27 +350,9 @@ def _inside(folder: Path, name: str) -> Path:
     return path
 
 
-def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dict[str, Any]:
-    """Read and check an index folder's manifest; with ``verify`` also every checksum.
-
-    The file table must be non-empty and name plain files inside ``folder``; with
-    ``verify=False`` (trusted, huge folders) sizes and checksums are not compared, the
-    names still are.
-    """
-    folder = Path(folder)
-    if not folder.exists():
-        recover_leftovers(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such index folder; build one with `logic-rag index`")
+def check_manifest_table(folder: Path, manifest: Any) -> dict[str, Any]:
+    """The checked ``files`` table of a parsed manifest (format, version, plain names)."""
     path = folder / MANIFEST_NAME
-    if not path.is_file():
-        raise IndexCorruptError(f"{folder} has no {MANIFEST_NAME}; it is not a logic-rag index")
-    if path.is_symlink():
-        raise IndexCorruptError(f"{path} is a symbolic link; an index folder holds plain files")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IndexCorruptError(f"{path} is not valid JSON ({exc}); rebuild the index") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise IndexCorruptError(f"{path} lacks the 'files' table; rebuild the index")
     version = manifest.get("format_version")
@@ -386,17 +387,20 @@ def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dic
                 f"{path}: the entry for {name!r} needs 'sha256' (64 hex digits) and 'bytes'; "
                 f"rebuild the index"
             )
-        file = _inside(folder, name)
-        if not file.is_file():
-            raise IndexCorruptError(f"{file} is missing; the index is incomplete, rebuild it")
-        if verify:
-            size = file.stat().st_size
-            if size != meta["bytes"] or file_sha256(file) != meta["sha256"]:
-                raise IndexCorruptError(
-                    f"{file} does not match the checksum recorded in {MANIFEST_NAME} (the "
-                    f"file is corrupt or was modified); rebuild the index with `logic-rag index`"
-                )
-    return manifest
+    return files
+
+
+def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dict[str, Any]:
+    """Read and check an index folder's manifest; with ``verify`` also every checksum.
+
+    The file table must be non-empty and name plain files inside ``folder``; with
+    ``verify=False`` (trusted, huge folders) sizes and checksums are not compared, the
+    names still are. Loaders that go on to read the files use
+    :func:`~logic_rag.index.snapshot.open_snapshot` instead, so that what they parse is
+    the version whose checksums were checked.
+    """
+    with open_snapshot(folder, verify=verify) as snapshot:
+        return snapshot.manifest
 
 
 def listed_file(folder: str | os.PathLike[str], manifest: Mapping[str, Any], name: Any) -> Path:
