@@ -48,7 +48,11 @@ __all__ = [
     "LLAMACPP_FIRST",
     "ScoresChoices",
     "build_messages",
+    "DEFAULT_DEADLINE",
     "check_choices",
+    "check_deadline",
+    "default_deadline",
+    "set_default_deadline",
     "check_generate_args",
     "choice_token_ids",
     "distinct_first_tokens",
@@ -68,6 +72,33 @@ FLOOR_MARGIN = math.log(2.0)
 
 class GeneratorError(LogicRagError, RuntimeError):
     """A generator cannot be built or cannot run (bad spec, missing backend, dead server)."""
+
+
+#: Seconds one request to a generator server may take in all (every try, every server,
+#: every byte) unless a generator is given its own ``deadline``.
+DEFAULT_DEADLINE = 300.0
+_deadline: list[float] = [DEFAULT_DEADLINE]
+
+
+def check_deadline(seconds: object) -> float:
+    """``seconds`` as a float if it is a finite positive number, else ``ValueError``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ValueError(f"a deadline is a number of seconds, got {seconds!r}")
+    value = float(seconds)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"a deadline must be a positive number of seconds, got {seconds!r}")
+    return value
+
+
+def default_deadline() -> float:
+    """The overall deadline, in seconds, of each server request of generators built
+    without one (``logic-rag ... --deadline S`` sets it for a whole run)."""
+    return _deadline[0]
+
+
+def set_default_deadline(seconds: float) -> None:
+    """Set :func:`default_deadline` for generators built from now on."""
+    _deadline[0] = check_deadline(seconds)
 
 
 @runtime_checkable

