@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from logic_rag.evals.quest.checks import MISSING_GOLD_POLICIES, check_queries
 from logic_rag.evals.quest.data import QuestQuery, load_atom_sets, load_quest_queries
 from logic_rag.evals.quest.metrics import evaluate_run
 from logic_rag.evals.quest.report import (
@@ -116,8 +117,14 @@ def run_eval_quest(
     decomposer: str = "rules",
     decomposer_model: str = "qwen2.5-1.5b",
     config: dict[str, Any] | None = None,
+    missing_gold: str = "keep",
 ) -> dict[str, dict[str, Any]]:
     """Build (or open) an index, evaluate ``strategies``, write results and a report.
+
+    Gold pages missing from the corpus and queries whose text repeats an earlier one are
+    warned about on stderr and recorded in ``results.json`` (``extra.query_checks``);
+    ``missing_gold`` (``keep`` or ``drop``, see :mod:`logic_rag.evals.quest.checks`)
+    decides whether the metrics count missing gold pages as misses or leave them out.
 
     ``index`` reuses an index folder (searched with ``model`` when given, e.g. a query
     encoder tuned with the documents frozen); ``store_uri`` names its Milvus store (see
@@ -136,6 +143,10 @@ def run_eval_quest(
     from logic_rag.corpus import load_documents
     from logic_rag.logic_retriever import LogicRetriever
 
+    if missing_gold not in MISSING_GOLD_POLICIES:
+        raise ValueError(
+            f"missing_gold must be one of {', '.join(MISSING_GOLD_POLICIES)}, got {missing_gold!r}"
+        )
     queries_path = Path(queries)
     loaded = load_quest_queries(queries_path)
     if atoms is None and (queries_path.parent / "atoms.jsonl").is_file():
@@ -162,10 +173,18 @@ def run_eval_quest(
         retriever.decomposer = make_decomposer(decomposer, model=decomposer_model)
     if config:
         retriever = retriever.with_config(**config)
+    loaded, checks = check_queries(loaded, {d.id for d in retriever.documents}, missing_gold)
+    for line in checks.warnings():
+        print(f"logic-rag eval quest: warning: {line}", file=sys.stderr)
+    if not loaded:
+        raise ValueError(
+            f"{queries_path}: no query has a gold page in the corpus (--missing-gold drop "
+            f"left none); is it the right corpus?"
+        )
     results = evaluate_strategies(
         retriever, loaded, strategies, atom_sets=atom_sets, depth=depth, gold_logic=gold_logic
     )
-    extra: dict[str, Any] = {"gold_logic": gold_logic}
+    extra: dict[str, Any] = {"gold_logic": gold_logic, "query_checks": checks.record()}
     if config:
         extra["config"] = {k: str(v) for k, v in config.items()}
     write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
