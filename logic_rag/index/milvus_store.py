@@ -42,6 +42,7 @@ imported only when a store is opened (``pip install 'logic-rag[milvus]'``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -292,10 +293,18 @@ class MilvusStore:
             if self.location.is_lite:
                 Path(self.location.uri).parent.mkdir(parents=True, exist_ok=True)
             try:
-                self._client = pymilvus.MilvusClient(
-                    uri=self.location.uri, token=_token(self._token)
-                )
+                with _quiet_lite_startup():
+                    self._client = pymilvus.MilvusClient(
+                        uri=self.location.uri, token=_token(self._token)
+                    )
             except Exception as exc:  # pymilvus raises its own types, or OSError, or gRPC's
+                if self.location.is_lite and _lite_locked(self.location.uri):
+                    raise StoreError(
+                        f"the Milvus Lite store {self.location.display()} is open in another "
+                        f"process (Milvus Lite lets one process use a file at a time); stop "
+                        f"that process, wait for it, or serve the collection from a Milvus "
+                        f"server (http://HOST:PORT) to share it"
+                    ) from None
                 raise StoreError(
                     f"cannot open the Milvus store {self.location.display()}: "
                     f"{_first_line(exc)}; check the URI (and the token in ${TOKEN_ENV})"
@@ -506,6 +515,42 @@ class MilvusStore:
     def _count(self, name: str) -> int:
         rows = self.client.query(name, filter="", output_fields=["count(*)"])
         return int(rows[0]["count(*)"])
+
+
+@contextlib.contextmanager
+def _quiet_lite_startup() -> Iterator[None]:
+    """Milvus Lite logs a full traceback when it cannot start; the caller reports the
+    failure in one line instead, so its log is held back for the connection attempt."""
+    logger = logging.getLogger("milvus_lite")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _lite_locked(uri: str) -> bool:
+    """Whether another process holds Milvus Lite's lock (``URI/LOCK``, ``flock``). Only
+    asked after a failed connection: this process's own open store would count too."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return False
+    lock = Path(uri) / "LOCK"
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _first_line(exc: BaseException) -> str:
