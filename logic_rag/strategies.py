@@ -34,6 +34,7 @@ from logic_rag.candidates.orthogonal import OrthogonalCandidates
 from logic_rag.candidates.splade import SpladeCandidates
 from logic_rag.compose.logic import ScoreFusion, SoftLogic
 from logic_rag.compose.soft_logic import TNorm
+from logic_rag.pipeline.exclusion import ExcludeViolations, ExclusionMode
 from logic_rag.pipeline.ranking import Backfill, Combine, Cutoff, TopK
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.verifiers.base import Polarity, Verifier, Verify
@@ -108,6 +109,11 @@ class LogicConfig:
         quality_sample: pairs the costly verifier labels when the cascade is fitted.
         quality_cheap: an extra cheap verifier between the embedding evidence and the
             costly one (e.g. ``cross-encoder:FOLDER``); ``None``: the embedding evidence.
+        exclude_violations: hard exclusion: a candidate whose negated atom holds with
+            p >= this never outranks one that does not (``None``: soft logic only; see
+            :mod:`logic_rag.pipeline.exclusion`). Applies to every strategy that checks
+            constraints.
+        exclusion_mode: ``sink`` (violators go below, still listed) or ``drop``.
     """
 
     candidates: int = 100
@@ -133,8 +139,14 @@ class LogicConfig:
     quality_thresholds: str | None = None
     quality_sample: int = 300
     quality_cheap: str | Verifier | None = None
+    exclude_violations: float | None = None
+    exclusion_mode: ExclusionMode = "sink"
 
     def __post_init__(self) -> None:
+        if self.exclude_violations is not None and not 0.0 < self.exclude_violations <= 1.0:
+            raise ValueError("exclude_violations must be in (0, 1] (or None to keep soft logic)")
+        if self.exclusion_mode not in ("sink", "drop"):
+            raise ValueError("exclusion_mode must be 'sink' or 'drop'")
         if not 0.0 < self.quality_recall <= 1.0 or not 0.0 <= self.quality_precision <= 1.0:
             raise ValueError("quality_recall must be in (0, 1] and quality_precision in [0, 1]")
         if not 0.0 < self.quality_delta < 1.0:
@@ -396,9 +408,22 @@ def _strategy(name: str) -> Strategy:
 
 
 def pipeline_of(name: str, config: LogicConfig) -> Pipeline:
-    """The pipeline of strategy ``name`` (a clear error for unknown names)."""
-    built = _strategy(name).build(config)
-    return built if isinstance(built, Pipeline) else Pipeline((built,))
+    """The pipeline of strategy ``name`` (a clear error for unknown names).
+
+    With ``config.exclude_violations`` set, :class:`ExcludeViolations` goes before the
+    first ``TopK`` of every strategy that checks constraints.
+    """
+    strategy = _strategy(name)
+    built = strategy.build(config)
+    pipeline = built if isinstance(built, Pipeline) else Pipeline((built,))
+    if config.exclude_violations is None or not strategy.decompose:
+        return pipeline
+    stages = list(pipeline)
+    at = next((i for i, s in enumerate(stages) if isinstance(s, TopK)), None)
+    if at is None:
+        return pipeline
+    stages.insert(at, ExcludeViolations(config.exclude_violations, config.exclusion_mode))
+    return Pipeline(stages)
 
 
 #: Candidate sources that search the index with the query or its atoms. Over given

@@ -30,6 +30,20 @@ class SoftLogic(Stage):
                 continue
             by_atom = {a.text: state.probs[i] for i, a in enumerate(state.plan.atoms)}
             state.set_signal("truth", soft_truth(state.plan.logic, by_atom, self.tnorm))
+            # Say when no candidate meets a constraint: a ✓/✗ list would not show it.
+            negated = state.plan.negated
+            unmet = [
+                f"NOT {a.text}" if a in negated else a.text
+                for i, a in enumerate(state.plan.atoms)
+                if len(state.candidates)
+                and (
+                    (state.probs[i] >= 0.5).all() if a in negated else (state.probs[i] < 0.5).all()
+                )
+            ]
+            if unmet:
+                state.info["no_candidate_satisfies"] = unmet
+            else:
+                state.info.pop("no_candidate_satisfies", None)
 
 
 @dataclass(frozen=True)

@@ -121,13 +121,20 @@ class Combine(Stage):
 
 @dataclass(frozen=True)
 class TopK(Stage):
-    """Order the candidates by score (stable: ties keep candidate order), keep ``k``."""
+    """Order the candidates by score (stable: ties keep candidate order), keep ``k``.
+
+    Candidates scored ``-inf`` (dropped by :class:`~logic_rag.pipeline.exclusion.
+    ExcludeViolations`) are left out.
+    """
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:
             if state.score is None:
                 raise ValueError("TopK needs a score: put a Combine stage before it")
-            state.ranked = np.argsort(-state.score, kind="stable")[: batch.k]
+            order = np.argsort(-state.score, kind="stable")
+            if np.isneginf(state.score).any():
+                order = order[~np.isneginf(state.score[order])]
+            state.ranked = order[: batch.k]
 
 
 @dataclass(frozen=True)

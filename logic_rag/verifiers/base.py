@@ -194,6 +194,15 @@ class Verify(Stage):
             for s, atoms, pos in work
         ]
         checked = self.verifier.check(requests, ctx) if requests else []
+        from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
+
+        if isinstance(self.verifier, EmbeddingVerifier):
+            # Whether a ✓ / ✗ compares a page with a corpus or only with its fellow candidates.
+            scope = (
+                "candidates" if isinstance(self.verifier, CandidateEmbeddingVerifier) else "corpus"
+            )
+            for state, _, _ in work:
+                state.info["calibration"] = scope
         for (state, atoms, pos), result in zip(work, checked, strict=True):
             n_atoms, n = len(state.plan.atoms), len(state.candidates)
             full = len(pos) == n and len(atoms) == n_atoms and self.weight == 1.0
