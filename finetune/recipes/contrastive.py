@@ -168,7 +168,7 @@ def train_contrastive(
         loss=loss,
         callbacks=list(callbacks) or None,
     )
-    info["training"] = train_with_resume(trainer, args, out)
+    info["training"] = train_with_resume(trainer, args, out, info)
     return publish_model(
         model,
         out,

@@ -83,7 +83,7 @@ def train_lore(
         loss=loss,
         callbacks=list(callbacks) or None,
     )
-    info["training"] = train_with_resume(trainer, args, out)
+    info["training"] = train_with_resume(trainer, args, out, info)
     return publish_model(
         model,
         out,

@@ -46,6 +46,9 @@ __all__ = [
     "training_arguments",
     "launched_world_size",
     "train_with_resume",
+    "check_resume",
+    "run_record",
+    "RUN_RECORD",
     "publish_model",
     "data_files",
     "base_info",
@@ -163,12 +166,104 @@ def training_arguments(args: ContrastiveArgs | LoreArgs, out: Path, **extra: Any
     )
 
 
-def train_with_resume(trainer: Any, args: ContrastiveArgs | LoreArgs, out: Path) -> dict[str, Any]:
+#: The record of what made a run's checkpoints, checked before they are resumed.
+RUN_RECORD = "run_record.json"
+#: Arguments that may differ between a run and its resumption: where it writes, how often
+#: and how many checkpoints it keeps, whether it resumes, and the data files' paths (their
+#: contents are compared through their SHA-256).
+_FREE_TO_CHANGE = frozenset(
+    {
+        "out",
+        "resume",
+        "save_steps",
+        "save_total_limit",
+        "keep_checkpoints",
+        "train",
+        "docs",
+        "atoms",
+    }
+)
+
+
+def run_record(info: dict[str, Any]) -> dict[str, Any]:
+    """What must match for a checkpoint to be resumed: base weights, data contents and the
+    hyper-parameters (all but :data:`_FREE_TO_CHANGE`)."""
+    return {
+        "recipe": info.get("recipe"),
+        "base_model": info.get("base_model"),
+        "data": {d["role"]: d["sha256"] for d in info.get("data", [])},
+        "hyperparameters": {
+            k: v for k, v in info.get("hyperparameters", {}).items() if k not in _FREE_TO_CHANGE
+        },
+    }
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    changed: list[str] = []
+    if old.get("recipe") != new.get("recipe"):
+        changed.append(f"the recipe ({old.get('recipe')} -> {new.get('recipe')})")
+    if old.get("base_model") != new.get("base_model"):
+        changed.append("the base model's weights")
+    old_data, new_data = old.get("data") or {}, new.get("data") or {}
+    for role in sorted(set(old_data) | set(new_data)):
+        if old_data.get(role) != new_data.get(role):
+            changed.append(f"the contents of the --{role} file")
+    old_hp, new_hp = old.get("hyperparameters") or {}, new.get("hyperparameters") or {}
+    for key in sorted(set(old_hp) | set(new_hp)):
+        if old_hp.get(key) != new_hp.get(key):
+            changed.append(
+                f"--{key.replace('_', '-')} ({old_hp.get(key)!r} -> {new_hp.get(key)!r})"
+            )
+    return changed
+
+
+def check_resume(folder: Path, record: dict[str, Any]) -> None:
+    """Refuse to resume checkpoints in ``folder`` that another run's inputs made."""
+    from .args import RecipeArgsError
+
+    path = folder / RUN_RECORD
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise RecipeArgsError(
+            f"{folder} holds checkpoints without a readable {RUN_RECORD}, so whether they come "
+            f"from these inputs and settings cannot be checked; pass --no-resume to start over"
+        ) from None
+    changed = _differences(old if isinstance(old, dict) else {}, record)
+    if changed:
+        raise RecipeArgsError(
+            f"cannot resume the checkpoints in {folder}: {'; '.join(changed)} changed since "
+            f"they were written. Rerun with the same inputs and settings, or pass --no-resume "
+            f"to start over"
+        )
+
+
+def train_with_resume(
+    trainer: Any,
+    args: ContrastiveArgs | LoreArgs,
+    out: Path,
+    info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Run ``trainer.train``, resuming from the newest valid checkpoint when ``args.resume``.
 
-    Returns facts for the model card: the checkpoint resumed from, steps, loss, wall time.
+    With ``info`` (the card's :func:`base_info`), a checkpoint is resumed only if the
+    record written beside it (:data:`RUN_RECORD`) names the same base weights, data
+    contents and hyper-parameters; otherwise :class:`RecipeArgsError` says what changed. A
+    fresh start (``--no-resume`` or no checkpoint) removes older checkpoints first, so they
+    can never be resumed by mistake later. Returns facts for the model card: the
+    checkpoint resumed from, steps, loss, wall time.
     """
-    resume_from = latest_checkpoint(out / CHECKPOINTS_DIR) if args.resume else None
+    folder = out / CHECKPOINTS_DIR
+    resume_from = latest_checkpoint(folder) if args.resume else None
+    record = run_record(info) if info is not None else None
+    if resume_from is not None and record is not None:
+        check_resume(folder, record)
+    if resume_from is None and folder.exists() and _is_main_process():
+        print(f"starting over: removing the earlier checkpoints in {folder}", flush=True)
+        _drop_checkpoints(folder)
+    if record is not None and _is_main_process():
+        atomic_write_json(folder / RUN_RECORD, record)
+    _barrier()
     if resume_from is not None:
         print(f"resuming from {resume_from}", flush=True)
     start = time.perf_counter()
