@@ -61,7 +61,8 @@ _MENTION_VERB = (
     r"be(?:ing)?\s+(?:about|related\s+to|from|part\s+of)|tell(?:ing)?\s+(?:me\s+)?about|"
     r"specify(?:ing)?|show(?:ing)?|(?:be(?:ing)?\s+)?interested\s+in|"
     r"overlook(?:ing)?|block(?:ing)?|giv(?:e|ing)|add(?:ing)?|say(?:ing)?\s+about|"
-    r"want(?:s)?\s+to\s+(?:know|hear|see|read|learn)(?:\s+about)?|need(?:s)?)"
+    r"want(?:s)?\s+to\s+(?:know|hear|see|read|learn)(?:\s+about)?|need(?:s)?|quot(?:e|ing)|"
+    r"cit(?:e|ing))"
 )
 # The cues, most specific first. Group ``lead`` marks cues that may open a question
 # ("Apart from X, ..."); every cue may also trail ("..., apart from X").
@@ -121,7 +122,7 @@ _NOT_IDIOM = re.compile(
 #: Anything that may express a negation or an exclusion; ``auto`` asks the LLM when the
 #: rules read no NOT in a query that has one of these.
 _ANY_CUE = re.compile(
-    r"(?<![\w-])(?:not|no|never|neither|nor|none|without|except|excluding|exclude[sd]?|"
+    r"(?<![\w-])(?:not|no|never|neither|nor|none|nothing|without|except|excluding|exclude[sd]?|"
     r"besides|beside|instead|rather\s+than|other\s+than|apart\s+from|aside\s+from|minus|"
     r"non-\w+|\w+n't|cannot|avoid\w*|ignor\w*|omit\w*|disregard\w*|leaving\s+out|unrelated|"
     r"barring|regardless\s+of|irrespective\s+of)(?![\w-])",
@@ -170,6 +171,10 @@ _SPAN_END = re.compile(
     r"in\s+(?:your|the|this|my)\s+(?:response|answer|reply|description|explanation|"
     r"discussion|summary)|please|focusing|instead|rather)\b)",
 )
+# ", who is best known for ...": an aside inside a leading clause, not the main question.
+_RELATIVE_ASIDE = re.compile(
+    r"\s*(?:(?:who|which)\s+(?:is|was|are|were|has|had|also|became|served|played)\b|whose\b)"
+)
 # The second comma of a parenthetical exclusion: "Who, other than X, wrote ...".
 _PARENTHETICAL_END = re.compile(
     r",\s*(?=[a-z])(?!(?:the|a|an|who|whom|whose|which|that|known|commonly|also|officially|one|"
@@ -217,6 +222,11 @@ _APPOSITIVE = re.compile(
     r"\s*,\s*(?=(?:the|a|an|who|whom|whose|which|that|known|commonly|also|officially|one|"
     r"formerly|born|now|then|as|where|when|[a-z]+ed)\b)"
 )
+# "Virginia Madsen stars in the movie "Crazy Kind of Love"": the span names the person.
+_NAME_THEN_CLAUSE = re.compile(
+    r"^(?:[A-Z][\w.'-]*\s+){0,4}[A-Z][\w.-]*(?<!'s)(?:,|\s+(?:[a-z]+s|[a-z]+ed|in|as|with|from|"
+    r"at|who|on|for))\s"
+)
 # A span that opens with a possessive pronoun or a gerund describes an aspect of the
 # name it ends with: "his royal residence at Iolani Palace", "starring in The Golden Girls".
 _ASPECT_LEAD = re.compile(r"^(?:its|his|her|their|[a-z]+ing)\s")
@@ -228,8 +238,17 @@ _CUT_WORD = re.compile(
     r"whose|where|when|its|his|her|their|is|are|was|were|be|been|has|have|had|the|a|an|this|"
     r"than|into|during|after|before|since|while|because|if|so|but|not|no|any|all)$"
 )
+# "the personal background of X", "any teams X ...": a short aspect, a preposition, a name.
+_ASPECT_OF = re.compile(
+    r"^(?:the|a|an|any)\s+(?:(?!(?:of|for|about|between|regarding|by|from|with|in|on|at|to)\b)"
+    r"[a-z'-]+\s+){1,3}(?:of|for|about|behind|regarding|by|from|with|in|on|at|to|"
+    r"associated\s+with|related\s+to|played\s+by)\s+"
+)
 _ASPECT_PREP = re.compile(r"\s(?:with|in|at|to|on|of|as|from|for|by|about)\s")
-_NAME_START = re.compile(r"^(?:(?:the|a|an)\s+)?(?:[a-z-]+\s+){0,4}?[\"“A-Z0-9]")
+_NAME_START = re.compile(
+    r"^(?:(?:the|a|an|any)\s+)?(?:(?!(?:of|for|about|between|by|from|with|in|on|at|to|under|"
+    r"over|and|or)\b)[a-z-]+\s+){0,3}?[\"“A-Z0-9]"
+)
 # Words that may sit inside a name ("Battle of Alnwick", "Paul v. Clinton").
 _CONNECTORS = {
     "of", "the", "and", "&", "de", "van", "von", "der", "den", "da", "di", "la", "le", "du",
@@ -245,7 +264,7 @@ _NOT_DESCRIPTOR = {
 # Capitalised words that describe rather than name: "American", "South Korean", "1999".
 _DEMONYM = re.compile(
     r"^(?:[A-Z][a-z]+(?:an|ian|ese|ish|ch|i|ic|ean)|North|South|East|West|Northern|Southern|"
-    r"Eastern|Western|Central|[0-9][0-9a-z–-]*|[A-Z][a-z]+-born|[A-Z][a-z]+(?:an|ian|ese|ish|ch|i)-[A-Z][a-z]+)$"
+    r"Eastern|Western|Central|[0-9][0-9a-z–-]*|[A-Z][a-z]+-(?:born|based)|[A-Z]{2,4}|[A-Z][a-z]+(?:an|ian|ese|ish|ch|i)-[A-Z][a-z]+)$"
 )
 _DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", "these"}
 
@@ -329,10 +348,11 @@ def excluded_thing(span: str) -> str:
     """The thing an excluded span names; see the module docstring for the rules."""
     text = strip_mention_wrappers(span).strip(" ,;:.?!")
     text = _LEAD_WRAPPERS[-1].sub("", text, count=1)  # in a question "not about X" is X
+    text = re.sub(r"\s*\([^()]*\)", "", text)  # "(born 1975)", "(SNC)", ("Wild Bill")
     quoted = _quoted_title(text)
-    if quoted:
+    if quoted and not _NAME_THEN_CLAUSE.match(text):
         return quoted
-    text = _strip_punct(re.sub(r"\s*\([^()]*\)", "", text))  # "(born 1975)", "(SNC)"
+    text = _strip_punct(text)
     text = _APPOSITIVE.split(text, maxsplit=1)[0]  # "X, the Formula One race in which ..."
     text = _TRAILING_BACKREF.sub("", text).strip()
     text = _TRAILING_NOISE.sub("", text).strip()
@@ -341,12 +361,20 @@ def excluded_thing(span: str) -> str:
     if not words:
         return _strip_punct(span)
     named = _descriptor_name(words)
+    gerund = re.match(r"^[a-z]+ing\s+(?=[A-Z0-9])", text)
+    if named is None and gerund:  # "winning Super Bowl XXX in ..." -> "Super Bowl XXX"
+        return _strip_punct(_leading_name(text[gerund.end() :].split()))
     if named is None and _ASPECT_LEAD.match(text):
         # "his involvement with the Lahore Qalandars team in ..." -> "Lahore Qalandars"
         m = _ASPECT_PREP.search(text)
         if m and _NAME_START.match(text[m.end() :]):
             return excluded_thing(text[m.end() :])
         named = _trailing_name(words)
+    if named is None:
+        # "the founding year of Mothering magazine" -> "Mothering magazine"
+        m = _ASPECT_OF.match(text)
+        if m and _NAME_START.match(text[m.end() :]):
+            return excluded_thing(text[m.end() :])
     if named:
         return _strip_punct(named)
     if _is_name_word(words[0]):
@@ -367,6 +395,7 @@ def excluded_things(span: str) -> list[str]:
     text = strip_mention_wrappers(span).strip(" ,;:.?!")
     if _QUOTED.search(text):
         return [excluded_thing(span)]
+    text = _TRAILING_BACKREF.sub("", text).strip()  # "Ceuta or its surroundings"
     items = re.split(r"\s*,\s*(?:(?:and|or|nor)\s+)?|\s+(?:and|or|nor)\s+(?=[^,]*$)", text)
     if len(items) >= 3 and re.search(r",\s*(?:and|or|nor)\s+|,[^,]*\s(?:and|or|nor)\s", text):
         return _dedupe(excluded_thing(i) for i in items if i.strip())
@@ -399,6 +428,8 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
             break
         pos = m.end()
         cue = " ".join(m.group(0).lower().split())
+        if m.group(0)[:1].isupper() and not _starts_clause(text, m.start()):
+            continue  # "films about Not Another Teen Movie": a title, not a cue
         if cue == "apart from" and re.search(r"\bsets?\b[^,.?!]{0,80}$", text[: m.start()]):
             continue  # "what sets X apart from Y" compares, it does not exclude
         leading = _starts_clause(text, m.start())
@@ -406,7 +437,7 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
             continue  # "tell me about A, in addition to B" includes B
         if cue.endswith("not") and _NOT_IDIOM.match(text[m.end() :]):
             continue
-        end = _span_end(text, m.end(), leading)
+        end = _span_end(text, m.end(), leading, m.start())
         span = text[m.end() : end].strip(" ,;:")
         if not span or len(span.split()) > 40:
             continue
@@ -414,7 +445,11 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
         if not things:
             continue
         exclusions.extend(Exclusion(cue, span, thing, leading) for thing in things)
-        start = m.start()
+        start, before = m.start(), text[: m.start()].rstrip()
+        if before.endswith(","):  # ", other than X," goes with both its commas
+            start = len(before) - 1
+            if text[end:].lstrip().startswith(","):
+                end = text.index(",", end) + 1
         removed.append((start, end))
         pos = end
     if not exclusions:
@@ -438,14 +473,17 @@ def _starts_clause(text: str, start: int) -> bool:
     )
 
 
-def _span_end(text: str, start: int, leading: bool) -> int:
+def _span_end(text: str, start: int, leading: bool, cue_start: int) -> int:
     """Where the excluded span that starts at ``start`` ends."""
-    sentence = _SENTENCE_END.search(text, start)
+    quoted = _QUOTED.sub(lambda q: "x" * len(q.group(0)), text)  # "Uptown... It's Hot!"
+    sentence = _SENTENCE_END.search(quoted, start)
     limit = sentence.start() if sentence else len(text)
     if leading:
-        m = _MAIN_CLAUSE.search(text, start, limit)
-        if m is not None:
-            return m.start()
+        found = list(_MAIN_CLAUSE.finditer(text, start, limit))
+        for m in found:
+            aside = _RELATIVE_ASIDE.match(text, m.end())
+            if aside is None or m is found[-1]:
+                return m.start()
         comma = text.find(",", start, limit)
         return comma if comma != -1 else limit
     segment = text[start:limit]
@@ -454,7 +492,7 @@ def _span_end(text: str, start: int, leading: bool) -> int:
     first = re.match(r"\s*\S+", masked)
     from_ = first.end() if first else 0
     ends = [m.start() for m in (_SPAN_END.search(masked, from_),) if m]
-    if text[:start].rstrip().endswith(tuple(",(")) or re.search(r",\s*\S+$", text[:start]):
+    if text[:cue_start].rstrip().endswith(tuple(",(")):
         paren = _PARENTHETICAL_END.search(masked, from_)
         if paren:
             ends.append(paren.start())
@@ -475,6 +513,7 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> str:
             r"(?:,\s*|\s+)(?:and|but|while|whilst|so|please|or|however|also)\s*([.?!,]|$)",
             r"\1",
             need,
+            flags=re.IGNORECASE,
         )
         need = re.sub(r"(?:[,;:]\s*)+([.?!,]|$)", r"\1", need)
     need = re.sub(r"^[\s,;:]*(?:and|but|so|please)?[\s,;:]+", "", need, flags=re.I)
@@ -552,7 +591,7 @@ def _descriptor_name(words: list[str]) -> str | None:
     i = len(words)
     while i > 0 and (_is_name_word(words[i - 1]) or words[i - 1].lower() in _CONNECTORS):
         i -= 1
-    while i < len(words) and words[i].lower() in _CONNECTORS:
+    while i < len(words) and words[i] in _CONNECTORS:  # "A Perfect Circle" keeps its "A"
         i += 1
     if i >= len(words) or i == 0:
         return None
@@ -566,7 +605,7 @@ def _descriptor_name(words: list[str]) -> str | None:
     ):
         return None
     name = " ".join(words[i:])
-    if len(head) > 8:
+    if len(head) > 12:
         return None
     return name
 
@@ -576,7 +615,7 @@ def _trailing_name(words: list[str]) -> str | None:
     i = len(words)
     while i > 0 and (_is_name_word(words[i - 1]) or words[i - 1].lower() in _CONNECTORS):
         i -= 1
-    while i < len(words) and words[i].lower() in _CONNECTORS:
+    while i < len(words) and words[i] in _CONNECTORS:  # "A Perfect Circle" keeps its "A"
         i += 1
     if i >= len(words) or i == 0:
         return None

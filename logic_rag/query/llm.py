@@ -7,6 +7,12 @@ code fences or broken JSON, so the answer is extracted, validated against
 appended, and if it is still invalid the query is kept whole (an atom) with confidence 0.0
 and source ``"fallback"``: retrieval then behaves exactly like plain dense retrieval.
 
+An answer must also be grounded in the query's words
+(:func:`~logic_rag.query.grounding.ungrounded_atoms`): every atom needs at least half of
+its content words from the query. An ungrounded answer (a copied few-shot example, a
+prompt-injected query) is treated like an invalid one: retried with the reason, then the
+fallback, so ``auto`` keeps the rules' reading.
+
 Successful answers are cached in memory and, optionally, in a JSONL file (one
 ``{"text", "query", "confidence", "source"}`` object per line, rewritten atomically).
 Fallbacks are not cached, so a later run with a better model tries again.
@@ -26,6 +32,7 @@ from typing import Any
 from logic_rag.atomic import atomic_write_jsonl
 from logic_rag.query.algebra import QUERY_JSON_SCHEMA, Atom, LogicalQuery, from_json, to_json
 from logic_rag.query.decompose import Decomposition, require_text
+from logic_rag.query.grounding import DEFAULT_MIN_SHARE, ungrounded_atoms
 from logic_rag.query.redundancy import drop_implied_conjuncts
 
 __all__ = ["LLMDecomposer", "PROMPT_TEMPLATE", "QUERY_GBNF", "extract_json"]
@@ -106,6 +113,8 @@ class LLMDecomposer:
     ``retries`` extra attempts are made after an invalid answer, each with the error
     appended to the prompt. Exceptions raised by ``generate`` itself propagate: an
     unreachable model is an operational error the caller must see, not a bad answer.
+    ``min_grounding`` is the share of each atom's content words that must come from the
+    query (``None`` turns the check off); cached answers are checked too.
     """
 
     source = "llm"
@@ -120,6 +129,7 @@ class LLMDecomposer:
         cache_path: str | Path | None = None,
         retries: int = 1,
         prompt_template: str = PROMPT_TEMPLATE,
+        min_grounding: float | None = DEFAULT_MIN_SHARE,
     ) -> None:
         if not callable(generate):
             raise TypeError("generate must be a callable taking a prompt and returning text")
@@ -127,6 +137,9 @@ class LLMDecomposer:
             raise ValueError(f"retries must be >= 0, got {retries}")
         if "{query}" not in prompt_template:
             raise ValueError("prompt_template must contain the placeholder {query}")
+        if min_grounding is not None and not 0.0 <= min_grounding <= 1.0:
+            raise ValueError(f"min_grounding must be in [0, 1] or None, got {min_grounding}")
+        self.min_grounding = min_grounding
         import jsonschema  # lazy: only this decomposer needs it
 
         self._validator = jsonschema.Draft202012Validator(QUERY_JSON_SCHEMA)
@@ -185,7 +198,7 @@ class LLMDecomposer:
         key = _cache_key(require_text(text))
         with self._lock:
             cached = self._cache.get(key)
-        if cached is not None:
+        if cached is not None and not self._ungrounded(cached.query, key):
             return _simplified(cached)
         result = self._ask(text.strip())
         if result.source != "fallback":
@@ -204,6 +217,12 @@ class LLMDecomposer:
                 raise TypeError(f"generate() must return str, got {type(answer).__name__}")
             try:
                 query = self._parse(answer)
+                missing = self._ungrounded(query, text)
+                if missing:
+                    raise ValueError(
+                        "atoms not taken from the query's words: "
+                        + ", ".join(repr(m) for m in missing[:3])
+                    )
             except ValueError as exc:
                 snippet = answer.strip().replace("\n", " ")[:500]
                 prompt = self.prompt_template.format(query=text) + _RETRY_SUFFIX.format(
@@ -213,6 +232,11 @@ class LLMDecomposer:
             confidence = 0.9 if attempt == 0 else 0.7
             return Decomposition(query, confidence, self.source)
         return Decomposition(Atom(text), 0.0, "fallback")
+
+    def _ungrounded(self, query: LogicalQuery, text: str) -> list[str]:
+        if self.min_grounding is None:
+            return []
+        return ungrounded_atoms(query, text, self.min_grounding)
 
     def _parse(self, answer: str) -> LogicalQuery:
         obj = extract_json(answer)

@@ -340,6 +340,8 @@ class RuleDecomposer:
         pieces: list[tuple[str, str]] = []
         last, marker = 0, ""
         for m in _NEGATION.finditer(body):
+            if m.group(0)[:1].isupper() and m.start() > 0:
+                continue  # "Films about Not Another Teen Movie": part of a title
             pieces.append((marker, body[last : m.start()]))
             marker = " ".join(m.group(0).lower().split())
             last = m.end()

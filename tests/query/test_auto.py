@@ -82,7 +82,8 @@ def test_llm_decomposer_from_generator_constrains_when_it_can() -> None:
     assert gen.calls[0]["grammar"] == QUERY_GBNF and gen.calls[0]["max_tokens"] == 160
     plain = FakeGenerator(ANSWER, takes_grammar=False)
     unconstrained = LLMDecomposer.from_generator(plain)
-    assert not unconstrained.constrained and unconstrained.decompose("q").source == "llm"
+    result = unconstrained.decompose("moths or insects of Guadeloupe")
+    assert not unconstrained.constrained and result.source == "llm"
     off = LLMDecomposer.from_generator(FakeGenerator(ANSWER), constrained=False)
     off.decompose("q")
     assert not off.constrained
@@ -130,7 +131,9 @@ def test_query_grammar_forces_schema_valid_json_on_llamacpp() -> None:
         gen.load()
     except LookupError as exc:
         pytest.skip(f"SmolLM2 weights not installed: {exc}")
-    decomposer = LLMDecomposer.from_generator(gen, max_tokens=96, retries=0)
+    # grounding off: this test is about the grammar (SmolLM2 often copies the few-shot
+    # example, which grounding rejects; tests/query/test_exclusions.py covers that)
+    decomposer = LLMDecomposer.from_generator(gen, max_tokens=96, retries=0, min_grounding=None)
     for text in ("Orchids of Indonesia but not Thailand", "1990s films or Italian crime films"):
         result = decomposer.decompose(text)
         assert result.source == "llm", result  # never the fallback: the JSON always parses

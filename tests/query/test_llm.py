@@ -127,8 +127,8 @@ def test_memory_cache_and_fallbacks_not_cached() -> None:
 
     failing = Fake("no", "no", GOOD_JSON)
     dec = LLMDecomposer(failing, retries=1)
-    assert dec.decompose("x").source == "fallback"
-    assert dec.decompose("x").source == "llm"  # asked again, not served from cache
+    assert dec.decompose("orchids").source == "fallback"
+    assert dec.decompose("orchids").source == "llm"  # asked again, not served from cache
     assert len(failing.prompts) == 3
 
 
@@ -136,18 +136,18 @@ def test_file_cache_round_trip(tmp_path) -> None:
     path = tmp_path / "sub" / "cache.jsonl"
     fake = Fake(GOOD_JSON, json.dumps(to_json(Or((Atom("a"), Atom("b"))))))
     dec = LLMDecomposer(fake, cache_path=path)
-    dec.decompose("first query")
-    dec.decompose("second query")
+    dec.decompose("Orchids of Malaysia, not Thailand")
+    dec.decompose("a or b")
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r["text"] for r in rows] == ["first query", "second query"]
+    assert [r["text"] for r in rows] == ["Orchids of Malaysia, not Thailand", "a or b"]
     assert not list(path.parent.glob("*.tmp"))  # atomic write left no temp file
 
     def never(prompt: str) -> str:
         raise AssertionError("served from the file cache, the model must not be called")
 
     again = LLMDecomposer(never, cache_path=path)
-    assert again.decompose("first query").query == GOOD
-    assert again.decompose("second query").query == Or((Atom("a"), Atom("b")))
+    assert again.decompose("Orchids of Malaysia, not Thailand").query == GOOD
+    assert again.decompose("a or b").query == Or((Atom("a"), Atom("b")))
 
 
 def test_corrupt_cache_lines_are_skipped_with_file_and_line(tmp_path) -> None:
@@ -166,7 +166,8 @@ def test_corrupt_cache_lines_are_skipped_with_file_and_line(tmp_path) -> None:
     path.write_text("\n".join(lines) + "\n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        dec = LLMDecomposer(Fake(GOOD_JSON), cache_path=path)
+        # grounding off: this test is about the cache file, not the answers' words
+        dec = LLMDecomposer(Fake(GOOD_JSON), cache_path=path, min_grounding=None)
     messages = [str(w.message) for w in caught]
     assert len(messages) == 5
     for lineno in (2, 3, 4, 5, 6):
