@@ -88,7 +88,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=("dense", "logic", "verifiers", "reranker", "milvus"),
+        choices=("dense", "logic", "verifiers", "reranker", "milvus", "quality"),
         help="run one benchmark only (milvus runs only when named: it needs logic-rag[milvus])",
     )
     parser.add_argument(
@@ -109,6 +109,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--verifier-pairs", type=int, default=512, help="pairs the cross-encoder scores"
+    )
+    parser.add_argument(
+        "--quality-index",
+        default=None,
+        help="index of QUEST-attr for the quality benchmark (default: build one with "
+        "--logic-model)",
+    )
+    parser.add_argument(
+        "--quality-queries", type=int, default=10, help="dev queries the quality benchmark times"
     )
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.add_argument("--seed", type=int, default=0, help="world seed")
@@ -194,6 +203,28 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(
                 f"{row['strategy']:<14}{_fmt(row['p50_ms']):>10}{_fmt(row['p95_ms']):>10}"
                 f"{row['p50_ratio']:>9.2f}{row['p95_ratio']:>9.2f}{target}"
+            )
+        lines.append("")
+    quality = result.get("quality")
+    if quality and "skipped" in quality:
+        lines.append(f"quality mode: skipped ({quality['skipped']})\n")
+    elif quality:
+        q, v = quality["quality"], quality["vanilla"]
+        lines.append(
+            f"quality mode, {quality['queries']} QUEST-attr dev queries, "
+            f"{quality['candidates']} candidates ({quality['model']}, LLM {quality['llm']})"
+        )
+        lines.append(f"{'':<22}{'p50 s':>9}{'p95 s':>9}{'LLM calls':>11}{'of all pairs':>14}")
+        lines.append(f"{'vanilla':<22}{v['p50_s']:>9.3f}{v['p95_s']:>9.3f}")
+        lines.append(
+            f"{'quality':<22}{q['p50_s']:>9.2f}{q['p95_s']:>9.2f}{q['llm_calls_mean']:>11.1f}"
+            f"{q['call_share']:>14.1%}"
+        )
+        if "all_pairs_verify" in quality:
+            a = quality["all_pairs_verify"]
+            lines.append(
+                f"{'all-pairs verify':<22}{a['seconds_mean']:>9.2f}{'':>9}"
+                f"{a['llm_calls_mean']:>11.1f}   (mean of {a['queries']} queries)"
             )
         lines.append("")
     verifiers = result.get("verifiers")
@@ -340,6 +371,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_queries=args.logic_queries,
             seed=args.seed,
             model=args.logic_model,
+            log=_log,
+        )
+    if args.only == "quality":
+        from benchmarks import bench_quality
+
+        result["quality"] = bench_quality.run(
+            model=args.logic_model,
+            index=args.quality_index,
+            llm_spec=args.llm_verifier,
+            n_queries=args.quality_queries,
             log=_log,
         )
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]

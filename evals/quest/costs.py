@@ -21,7 +21,8 @@ def query_cost(seconds: float, logic: Mapping[str, Any] | None) -> dict[str, Any
     record: dict[str, Any] = {"seconds": float(seconds)}
     cascade = (logic or {}).get("cascade")
     if isinstance(cascade, Mapping):
-        for key in ("expensive_calls", "all_pairs_calls", "prompt_tokens", "fit_calls"):
+        keys = ("expensive_calls", "all_pairs_calls", "uncut_pairs_calls", "prompt_tokens")
+        for key in (*keys, "fit_calls"):
             record[key] = int(cascade.get(key, 0))
     return record
 
@@ -50,6 +51,9 @@ def summarise_costs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "llm_calls_p50": _percentile(calls, 50),
                 "all_pairs_calls_mean": round(float(np.mean(every)), 2),
                 "llm_call_share": round(sum(calls) / sum(every), 4) if sum(every) else 0.0,
+                "uncut_pairs_calls_mean": round(
+                    float(np.mean([r.get("uncut_pairs_calls", 0) for r in cascaded])), 2
+                ),
                 "prompt_tokens_mean": round(
                     float(np.mean([r["prompt_tokens"] for r in cascaded])), 1
                 ),

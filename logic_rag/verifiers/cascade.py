@@ -352,10 +352,15 @@ class CascadeVerify(Stage):
                 probs[r] = np.where(asked, w.costly[r], expected)
             w.state.probs = probs
             all_pairs = len(w.rows) * len(w.state.candidates)
+            aside = 0 if w.state.set_aside is None else len(w.state.set_aside[0])
             share = w.asked / total_asked
+            # Private (not copied into hits): the verdicts, for checking the guarantee.
+            w.state.info["_cascade_values"] = (list(w.rows), w.values.copy())
             w.state.info["cascade"] = {
                 "expensive_calls": w.asked,
                 "all_pairs_calls": all_pairs,
+                # What checking every candidate before a Cutoff would have cost.
+                "uncut_pairs_calls": len(w.rows) * (len(w.state.candidates) + aside),
                 "call_share": round(w.asked / all_pairs, 4) if all_pairs else 0.0,
                 "rounds": w.rounds,
                 "recall_target": self.recall,
