@@ -262,6 +262,7 @@ def evaluate_traps(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``excluir`` or ``boolq``: print the measurement as JSON; bad input exits 2."""
+    from logic_rag.errors import LogicRagError
     from logic_rag.paths import shared_data_dir
 
     parser = argparse.ArgumentParser(
@@ -292,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not path.is_dir():
                 raise FileNotFoundError(f"{path} not found; pass --data or set LOGIC_RAG_DATA")
             result = evaluate_traps(path, model=args.model, strategies=args.strategies)
-    except (FileNotFoundError, ValueError, KeyError) as exc:
+    except (FileNotFoundError, ValueError, KeyError, LogicRagError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2, ensure_ascii=False))

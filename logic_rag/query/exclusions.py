@@ -149,7 +149,7 @@ _SET_WRAPPER = re.compile(
 # Words a set query never holds but a question often does (lower case only).
 _CLAUSE_WORDS = re.compile(
     r"\b(?:did|does|has|have|had|can|could|would|should|will|he|she|his|her|him|they|"
-    r"their|them|you|your|i|my|we|our|else|anything|information)\b"
+    r"their|them|you|your|i|my|we|our|else|other|anything|information)\b"
 )
 # A comma followed by the main question: where a leading exclusion clause ends.
 _MAIN_CLAUSE = re.compile(
@@ -240,7 +240,7 @@ _CUT_WORD = re.compile(
 )
 # "the personal background of X", "any teams X ...": a short aspect, a preposition, a name.
 _ASPECT_OF = re.compile(
-    r"^(?:the|a|an|any)\s+(?:(?!(?:of|for|about|between|regarding|by|from|with|in|on|at|to)\b)"
+    r"^(?:(?:the|a|an|any)\s+)?(?:(?!(?:of|for|about|between|regarding|by|from|with|in|on|at|to)\b)"
     r"[a-z'-]+\s+){1,3}(?:of|for|about|behind|regarding|by|from|with|in|on|at|to|"
     r"associated\s+with|related\s+to|played\s+by)\s+"
 )
@@ -249,6 +249,7 @@ _NAME_START = re.compile(
     r"^(?:(?:the|a|an|any)\s+)?(?:(?!(?:of|for|about|between|by|from|with|in|on|at|to|under|"
     r"over|and|or)\b)[a-z-]+\s+){0,3}?[\"“A-Z0-9]"
 )
+_ELIDED = re.compile(r"^(?:d'|l'|al-|el-|de-|van-|von-)[A-Z]")  # "Ballon d'Or", "al-Bashir"
 # Words that may sit inside a name ("Battle of Alnwick", "Paul v. Clinton").
 _CONNECTORS = {
     "of", "the", "and", "&", "de", "van", "von", "der", "den", "da", "di", "la", "le", "du",
@@ -354,6 +355,11 @@ def excluded_thing(span: str) -> str:
         return quoted
     text = _strip_punct(text)
     text = _APPOSITIVE.split(text, maxsplit=1)[0]  # "X, the Formula One race in which ..."
+    head, comma, tail = text.rpartition(", ")
+    if comma and re.search(r"\b[a-z]{3,}\b", head) and len(tail.split()) >= 2:
+        tail_words = tail.split()
+        if _is_name_word(tail_words[0]) and _leading_name(tail_words) == tail:
+            return _strip_punct(tail)  # "NASA's third civilian astronaut, Walter Cunningham"
     text = _TRAILING_BACKREF.sub("", text).strip()
     text = _TRAILING_NOISE.sub("", text).strip()
     text = _STRIP_SUCH_AS(text)
@@ -545,7 +551,7 @@ def _STRIP_SUCH_AS(text: str) -> str:  # noqa: N802 - reads as a rule name
 
 def _is_name_word(word: str) -> bool:
     w = word.strip("\"“”()[],.;:'")
-    return bool(w) and (w[0].isupper() or w[0].isdigit())
+    return bool(w) and (w[0].isupper() or w[0].isdigit() or bool(_ELIDED.match(w)))
 
 
 def _leading_name(words: list[str]) -> str:
