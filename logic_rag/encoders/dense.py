@@ -324,12 +324,17 @@ class DenseEncoder:
         return {"prompt_name": key} if key in (self.model.prompts or {}) else {}
 
     def _encode(
-        self, texts: list[str], prompt: dict[str, Any], progress: bool | None
+        self,
+        texts: list[str],
+        prompt: dict[str, Any],
+        progress: bool | None,
+        label: str = "texts",
     ) -> np.ndarray:
         """Embed in batches of similar length, each at most ``batch_size`` texts and
         :data:`_BATCH_TOKENS` padded tokens (a long text among short ones, such as a long
         query with its many atoms, would otherwise pad the whole batch: attention memory
-        grows with batch x length^2)."""
+        grows with batch x length^2). The progress bar counts texts and is named ``label``
+        (the indexing phase: "documents", "sentences"), not sentence-transformers' batches."""
         if progress is None:
             progress = len(texts) >= _PROGRESS_THRESHOLD
         model = self.model
@@ -350,10 +355,11 @@ class DenseEncoder:
         lengths = _token_lengths(model, texts)
         order = np.argsort([-n for n in lengths], kind="stable")
         batches: Any = _token_batches([lengths[i] for i in order], self.batch_size)
+        bar = None
         if progress:
             from tqdm.auto import tqdm
 
-            batches = tqdm(batches, desc="Batches", unit="batch")
+            bar = tqdm(total=len(texts), desc=label, unit=label.rstrip("s") or "text")
         out: np.ndarray | None = None
         for start, stop in batches:
             rows = order[start:stop]
@@ -368,6 +374,10 @@ class DenseEncoder:
             if out is None:
                 out = np.empty((len(texts), embeddings.shape[1]), dtype=np.float32)
             out[rows] = embeddings
+            if bar is not None:
+                bar.update(len(rows))
+        if bar is not None:
+            bar.close()
         if out is None:  # no texts
             return np.ascontiguousarray(
                 model.encode([], convert_to_numpy=True, **prompt), dtype=np.float32
@@ -382,17 +392,23 @@ class DenseEncoder:
     ) -> np.ndarray:
         """Embed queries, shape ``(n, dimension)``. Empty queries raise ``ValueError``."""
         texts = check_texts(queries, "query")
-        return self._encode(texts, self._prompt(self._query_prompt, "query"), show_progress_bar)
+        prompt = self._prompt(self._query_prompt, "query")
+        return self._encode(texts, prompt, show_progress_bar, "queries")
 
     def encode_documents(
-        self, documents: Sequence[str], *, show_progress_bar: bool | None = None
+        self,
+        documents: Sequence[str],
+        *,
+        show_progress_bar: bool | None = None,
+        progress_label: str = "documents",
     ) -> np.ndarray:
         """Embed documents, shape ``(n, dimension)``; empty documents are allowed.
 
         A document that is not valid Unicode (a lone surrogate) raises ``ValueError``.
+        ``progress_label`` names the progress bar (``"sentences"`` for sentence vectors).
         """
         texts = [d if isinstance(d, str) else str(d) for d in documents]
         for i, text in enumerate(texts):
             check_unicode(text, f"document {i}")
         prompt = self._prompt(self._document_prompt, "document")
-        return self._encode(texts, prompt, show_progress_bar)
+        return self._encode(texts, prompt, show_progress_bar, progress_label)

@@ -71,8 +71,14 @@ class PassageVectors:
         cls, encoder: object, texts: Sequence[str], *, show_progress_bar: bool | None = None
     ) -> PassageVectors:
         """Split each text into sentences and embed them with ``encoder`` (document side)."""
+        from logic_rag.encoders.dense import DenseEncoder
+
         sentences, offsets = split_corpus(texts)
-        vectors = encoder.encode_documents(sentences, show_progress_bar=show_progress_bar)  # type: ignore[attr-defined]
+        # The progress bar says which indexing phase it is (other encoders: no label).
+        named = {"progress_label": "sentences"} if isinstance(encoder, DenseEncoder) else {}
+        vectors = encoder.encode_documents(  # type: ignore[attr-defined]
+            sentences, show_progress_bar=show_progress_bar, **named
+        )
         return cls.from_vectors(vectors, offsets)
 
     @classmethod
