@@ -31,8 +31,19 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 MAX_SENTENCES = 32
 
 
-def split_sentences(text: str, max_sentences: int = MAX_SENTENCES) -> list[str]:
-    """Split prose into sentences (a light rule: end punctuation, then a capital)."""
+#: Characters of a text the splitter reads: 32 sentences (the last one merged) never need
+#: more, and one huge text must not cost a list of a million sentences first.
+MAX_SPLIT_CHARS = 100_000
+
+
+def split_sentences(
+    text: str, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_SPLIT_CHARS
+) -> list[str]:
+    """Split prose into sentences (a light rule: end punctuation, then a capital).
+
+    Only the first ``max_chars`` characters are read (callers that index report their own
+    cut; see :class:`~logic_rag.corpus.TextBudget`)."""
+    text = text[:max_chars]
     parts = [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
     if not parts:
         return [text.strip() or " "]

@@ -131,6 +131,8 @@ def test_d32_02_sentence_split_of_a_long_text_keeps_at_most_32_passages():
     parts = split_sentences(text)
     assert len(parts) == 32
     assert parts[0] == "Sentence 0 is here."
+    huge = split_sentences("Another short one. " * 1_000_000)  # 19 MB, read up to 100k chars
+    assert len(huge) == 32 and sum(map(len, huge)) <= 100_000
 
 
 def test_d32_02_a_huge_rerank_candidate_is_bounded_before_tokenizing(minilm, caplog):
