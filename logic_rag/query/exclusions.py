@@ -332,7 +332,9 @@ def strip_mention_wrappers(span: str) -> str:
     Only lower-case words are peeled, so a title that starts with one ("On the Road")
     stays whole.
     """
-    text = span.strip()
+    original = text = span.strip()
+    if re.match(r"^(?:The|Any|Specific|Some|All)\s+[a-z]", text):
+        text = text[0].lower() + text[1:]  # "The information of X" opens a sentence
     *wrappers, preposition = _LEAD_WRAPPERS
     for _ in range(8):
         before = text
@@ -342,7 +344,9 @@ def strip_mention_wrappers(span: str) -> str:
             text = preposition.sub("", text, count=1).strip()  # wrapper it is glue
         if text == before:
             break
-    return text or span.strip()
+    if text.lower() == original.lower():
+        return original  # nothing peeled: keep the span as written
+    return text or original
 
 
 def excluded_thing(span: str) -> str:
@@ -384,8 +388,12 @@ def excluded_thing(span: str) -> str:
     if named:
         return _strip_punct(named)
     if _is_name_word(words[0]):
-        return _strip_punct(_leading_name(words))
-    if words[0].lower() == "the" and len(words) > 1 and _is_name_word(words[1]):
+        described = _after_descriptors(words)  # "American forensic anthropologist W. M. Bass"
+        return _strip_punct(_leading_name(described or words))
+    if words[0].lower() in {"the", "a", "an"} and len(words) > 1 and _is_name_word(words[1]):
+        described = _after_descriptors(words[1:])  # "the Indian action thriller Koyla in ..."
+        if described:
+            return _strip_punct(_leading_name(described))
         return _strip_punct(_leading_name(words[1:]))  # "the Oklahoma City Thunder's ..."
     return _strip_punct(text)
 
@@ -448,6 +456,8 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
         if not span or len(span.split()) > 40:
             continue
         things = [t for t in excluded_things(span) if t and not _is_pronoun_only(t)]
+        if len(span.split()) == 1 and span.islower():
+            continue  # "... that Barbara Jordan does not have": the object came before
         if not things:
             continue
         exclusions.extend(Exclusion(cue, span, thing, leading) for thing in things)
@@ -614,6 +624,30 @@ def _descriptor_name(words: list[str]) -> str | None:
     if len(head) > 12:
         return None
     return name
+
+
+def _after_descriptors(words: list[str]) -> list[str] | None:
+    """The words from the name on, after demonyms and lower-case descriptor nouns.
+
+    "American football coach and former player Vance Joseph, head coach of ..." ->
+    "Vance Joseph, ..."; None unless demonyms come first and at least one lower-case
+    descriptor follows them.
+    """
+    i = 0
+    while i < len(words) and _DEMONYM.match(words[i].strip(",")):
+        i += 1
+    if i == 0:
+        return None
+    j = i
+    while j < len(words) and (
+        words[j] == "and"
+        or (_NAME_TAIL.match(words[j]) and not _CUT_WORD.match(words[j]))
+        or _DEMONYM.match(words[j].strip(","))
+    ):
+        j += 1
+    if j == i or j >= len(words) or not _is_name_word(words[j]):
+        return None
+    return words[j:]
 
 
 def _trailing_name(words: list[str]) -> str | None:
