@@ -3,12 +3,18 @@
 Fast, deterministic and offline: the default decomposer of the retriever, and the baseline
 the LLM decomposer is compared with. It reads the connectives people actually write
 ("and", "that are also", "both ... and", "or", "either ... or", commas in lists, "but not",
-"that are not", "excluding", "except", "other than", "without", "aren't", "non-"), strips
-question wrappers ("what are", "find me", "Who likes X?") and shares heads between list
-items where the text leaves them implicit::
+"that are not", "excluding", "except", "other than", "apart/aside from", "besides",
+"instead of", "rather than", "not including", "minus", "without", "with no", "aren't",
+"non-"), strips question wrappers ("what are", "find me", "Who likes X?") and shares heads
+between list items where the text leaves them implicit::
 
     "Orchids of Indonesia and Malaysia but not Thailand"
         -> (Orchids of Indonesia AND Orchids of Malaysia) NOT Orchids of Thailand
+
+Questions and requests ("Which films made Owen Wilson famous, aside from Cars?", "Can
+you tell me about X without mentioning Y?") take another path: their need stays one atom
+(clauses joined by "and" in a question are one need, not two sets) and each exclusion
+clause adds ``NOT thing``, read by :mod:`logic_rag.query.exclusions`.
 
 Precedence, loosest first: negation markers split off what is excluded; clause markers
 ("that are", "and also", "also") join conjunctive clauses; inside a clause a list joined
@@ -352,8 +358,8 @@ class RuleDecomposer:
         out = []
         for mk, seg in pieces:
             seg = _clean(seg)
-            if mk.endswith("no"):
-                mk = mk[: -len("no")] + "without" if mk.endswith("with no") else "excluding"
+            if mk.endswith(" no"):  # "films with no songs" reads like "films without songs"
+                mk = "without" if mk.endswith("with no") else "excluding"
             if mk:
                 # "excluding any information about X", "don't mention X": the thing is X
                 bare = strip_mention_wrappers(seg)
