@@ -285,8 +285,10 @@ class LogicRetriever:
         index, passages = milvus.open(
             {k: stored[k] for k in ("build_id", "document_count", "sentence_count", "model")}
         )
+        moved = Retriever(encoder, index, self.documents)
+        moved.text_budget = self.dense.text_budget  # the manifest still reports the cut
         return LogicRetriever(
-            Retriever(encoder, index, self.documents),
+            moved,
             passages=passages,
             sparse=self.sparse,
             decomposer=self.decomposer,

@@ -83,6 +83,7 @@ def test_d32_01_loads_racing_saves_are_never_mixed_nor_called_corrupt(tmp_path, 
             counts[_which(loaded, {"a": a, "b": b})] += 1
     finally:
         writer.join(timeout=60)
+    print(f"torn-read race: {counts}")  # shown with -s
     assert writer.exitcode == 0
     assert counts["mixed"] == 0, (counts, errors[:3])
     assert counts["corrupt"] == 0, (counts, errors[:3])
