@@ -161,6 +161,7 @@ _DEMONYM = re.compile(
 )
 
 
+_PLACE_PREPOSITIONS = {"in", "on", "at", "for", "to", "upon"}
 _DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", "these"}
 
 
@@ -198,7 +199,12 @@ def excluded_thing(span: str) -> str:
     text = _strip_punct(text)
     text = _APPOSITIVE.split(text, maxsplit=1)[0]  # "X, the Formula One race in which ..."
     head, comma, tail = text.rpartition(", ")
-    if comma and re.search(r"\b[a-z]{3,}\b", head) and len(tail.split()) >= 2:
+    if (
+        comma
+        and re.search(r"\b[a-z]{3,}\b", head)
+        and not re.search(r"\b(?:to|with|from|by|in|on|at|for|about)\b", head)
+        and len(tail.split()) >= 2
+    ):
         tail_words = tail.split()
         if _is_name_word(tail_words[0]) and _leading_name(tail_words) == tail:
             return _strip_punct(tail)  # "NASA's third civilian astronaut, Walter Cunningham"
@@ -310,7 +316,10 @@ def _leading_name(words: list[str]) -> str:
             j = i
             while j < len(words) and words[j].lower() in _CONNECTORS:
                 j += 1
-            if j < len(words) and _is_name_word(words[j]):
+            bridged = words[i].lower() not in _PLACE_PREPOSITIONS or not (
+                j < len(words) and (_DEMONYM.match(words[j]) or words[j][:1].isdigit())
+            )  # "Museum of Anthropology in Mexico City", not "Tony Shalhoub in the American"
+            if j < len(words) and _is_name_word(words[j]) and bridged:
                 i = j
                 continue
         if end and _NAME_TAIL.match(w) and not _CUT_WORD.match(w):
