@@ -160,10 +160,30 @@ class LLMVerifier(PairVerifier):
         order = sorted(range(len(pairs)), key=lambda i: (pairs[i][1], pairs[i][0]))
         self._loaded["pairs"] = self._loaded.get("pairs", 0) + len(pairs)
         prompts = [self.render(*pairs[i]) for i in order]
-        logprobs = np.asarray(
-            self._generator().choice_logprobs(prompts, ("Yes", "No"), system=self.system),
-            dtype=np.float64,
-        )
+        generator = self._generator()
+        # Chunks in the same page-major order (the KV reuse holds across them), so that a
+        # long batch shows progress; a handful of pairs shows no bar.
+        chunk = 32
+        from tqdm.auto import tqdm
+
+        parts = []
+        with tqdm(
+            total=len(prompts),
+            desc="LLM checks",
+            unit="pair",
+            leave=False,
+            disable=len(prompts) <= chunk,
+        ) as bar:
+            for start in range(0, len(prompts), chunk):
+                batch = prompts[start : start + chunk]
+                parts.append(
+                    np.asarray(
+                        generator.choice_logprobs(batch, ("Yes", "No"), system=self.system),
+                        dtype=np.float64,
+                    ).reshape(len(batch), 2)
+                )
+                bar.update(len(batch))
+        logprobs = np.concatenate(parts) if parts else np.zeros((0, 2))
         raw = np.empty(len(pairs))
         raw[order] = logprobs[:, 0] - logprobs[:, 1]  # log-odds of Yes against No
         return raw
