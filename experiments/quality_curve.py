@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-TARGETS = "0.9,0.95,0.8"
+TARGETS = "0.8:0.6,0.7:0.5,0.9:0.9"
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -41,12 +41,23 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     return retriever, verifier
 
 
-def _config(retriever: Any, verifier: Any, args: argparse.Namespace, target: float) -> Any:
+def _targets(args: argparse.Namespace) -> list[tuple[float, float]]:
+    """``recall:precision`` pairs (a lone number is both)."""
+    out = []
+    for item in args.targets.split(","):
+        recall, _, precision = item.partition(":")
+        out.append((float(recall), float(precision or recall)))
+    return out
+
+
+def _config(
+    retriever: Any, verifier: Any, args: argparse.Namespace, target: tuple[float, float]
+) -> Any:
     return retriever.with_config(
         verifier=verifier,
-        verifier_top=args.top,
-        quality_recall=target,
-        quality_precision=target,
+        quality_top=args.top,
+        quality_recall=target[0],
+        quality_precision=target[1],
         quality_delta=args.delta,
         quality_thresholds=str(Path(args.out) / "cascade.json"),
         quality_sample=args.sample,
@@ -67,7 +78,7 @@ def fit(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, An
         return {"fit": "reused", "path": str(out)}
     started = time.perf_counter()
     train = [q.query for q in _queries(args.train)]
-    fitted = fit_cascade(_config(retriever, verifier, args, 0.9), train, out)
+    fitted = fit_cascade(_config(retriever, verifier, args, (0.9, 0.9)), train, out)
     return {
         "fit": "new",
         "pairs_labelled": len(fitted.sample),
@@ -89,8 +100,8 @@ def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[s
     train = [q.query for q in _queries(args.train)]
     rows = []
     for top in [int(t) if t != "all" else None for t in args.plan_tops.split(",")]:
-        for target in [float(t) for t in args.targets.split(",")]:
-            config = _config(retriever, verifier, args, target).with_config(verifier_top=top)
+        for target in _targets(args):
+            config = _config(retriever, verifier, args, target).with_config(quality_top=top)
             stages = list(config.pipeline("quality"))
             at = next(i for i, s in enumerate(stages) if isinstance(s, CascadeVerify))
             batch = SearchBatch([QueryState(p) for p in config.plan(train)], k=20)
@@ -98,7 +109,7 @@ def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[s
             opened, every = [], []
             for state in batch:
                 negated = state.plan.negated
-                needs = atom_requirements(state.plan.logic, target)
+                needs = atom_requirements(state.plan.logic, target[0])
                 rows_ = [i for i, a in enumerate(state.plan.atoms) if a not in negated]
                 delta = args.delta / max(1, len(rows_))
                 n_open = 0
@@ -106,8 +117,8 @@ def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[s
                     atom = state.plan.atoms[r]
                     band = thresholds.band(
                         positive=True,
-                        recall=needs.get((atom.text, True), target),
-                        precision=target,
+                        recall=needs.get((atom.text, True), target[0]),
+                        precision=target[1],
                         delta=delta,
                     )
                     n_open += int((band.decide(state.probs[r]) == -1).sum())
@@ -116,7 +127,7 @@ def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[s
             rows.append(
                 {
                     "top": top or "all",
-                    "target": target,
+                    "target": list(target),
                     "open_pairs_mean": round(float(np.mean(opened)), 1),
                     "pairs_mean": round(float(np.mean(every)), 1),
                 }
@@ -128,16 +139,18 @@ def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[s
 def curve(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, Any]:
     from logic_rag.evals.quest.runner import evaluate_strategies
 
-    dev = _queries(args.dev)
-    if args.limit:
-        dev = dev[: args.limit]
+    everything = _queries(args.dev)
+    limits = [int(v) for v in args.limits.split(",")] if args.limits else []
     out: dict[str, Any] = {}
-    for i, target in enumerate(float(t) for t in args.targets.split(",")):
+    for i, target in enumerate(_targets(args)):
+        limit = limits[i] if i < len(limits) else 0
+        dev = everything[:limit] if limit else everything
         config = _config(retriever, verifier, args, target)
         before = verifier.stats()
         result = evaluate_strategies(config, dev, ["quality"], depth=100)["quality"]
         after = verifier.stats()
-        out[str(target)] = {
+        out[f"{target[0]}:{target[1]}"] = {
+            "queries": len(dev),
             "R@20": result["all"]["R@20"],
             "by_template": {t: b["R@20"] for t, b in result["by_template"].items()},
             "costs": result["costs"],
@@ -148,10 +161,8 @@ def curve(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, 
                 for qid, row in result["per_query"].items()
             },
         }
-        print(
-            json.dumps({k: v for k, v in out[str(target)].items() if k != "per_query"}),
-            file=sys.stderr,
-        )
+        shown = {k: v for k, v in out[f"{target[0]}:{target[1]}"].items() if k != "per_query"}
+        print(json.dumps(shown), file=sys.stderr)
     return out
 
 
@@ -164,7 +175,7 @@ def check(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, 
 
     dev = _queries(args.dev)[: args.check_queries]
     out: dict[str, Any] = {}
-    for target in (float(t) for t in args.targets.split(",")):
+    for target in _targets(args):
         config = _config(retriever, verifier, args, target)
         met, recalls = 0, []
         for q in dev:
@@ -194,14 +205,17 @@ def check(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, 
                 continue
             recall = float((have[want] == TRUE).mean())
             recalls.append(recall)
-            met += recall >= target
-        out[str(target)] = {
+            met += recall >= target[0]
+        out[f"{target[0]}:{target[1]}"] = {
             "queries": len(recalls),
             "met_share": round(met / len(recalls), 3) if recalls else None,
             "recall_mean": round(float(np.mean(recalls)), 4) if recalls else None,
             "recall_min": round(float(np.min(recalls)), 4) if recalls else None,
         }
-        print(json.dumps({target: out[str(target)]}), file=sys.stderr)
+        print(
+            json.dumps({f"{target[0]}:{target[1]}": out[f"{target[0]}:{target[1]}"]}),
+            file=sys.stderr,
+        )
     return out
 
 
@@ -212,15 +226,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dev", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--llm", default="qwen2.5-1.5b", help="generator spec of the LLM verifier")
-    p.add_argument("--targets", default=TARGETS, help="recall (= precision) targets, in order")
+    p.add_argument("--targets", default=TARGETS, help="recall:precision targets, in order")
     p.add_argument("--delta", type=float, default=0.1)
     p.add_argument("--sample", type=int, default=400, help="pairs the LLM labels to fit")
-    p.add_argument("--top", type=int, default=None, help="Cutoff before the cascade")
+    p.add_argument("--top", type=int, default=40, help="Cutoff before the cascade (0: none)")
     p.add_argument("--plan-tops", default="40,60,100,all")
     p.add_argument("--steps", default="fit,plan,curve,check")
-    p.add_argument("--limit", type=int, default=0, help="dev queries (0: all)")
+    p.add_argument("--limits", default="", help="dev queries per target, e.g. 0,0,20 (0: all)")
     p.add_argument("--check-queries", type=int, default=12)
     args = p.parse_args(argv)
+    args.top = args.top or None
     Path(args.out).mkdir(parents=True, exist_ok=True)
     retriever, verifier = _load(args)
     report: dict[str, Any] = {"args": vars(args)}

@@ -103,6 +103,11 @@ class LogicConfig:
         quality_precision: ``quality``'s per-decision agreement target for the pairs the
             cheap verifier decides alone.
         quality_delta: failure probability of those guarantees.
+        quality_top: ``quality`` checks only the best this many candidates by the
+            embedding evidence (a ``Cutoff``; the rest follow in that order); ``None``
+            checks every candidate. The defaults (40, recall 0.8, precision 0.6) were
+            chosen on the QUEST-attr train split for LLM calls per query (see
+            ``docs/experiments/2026-11-27-quality-mode.md``).
         quality_thresholds: a saved cascade sample (JSON) to reuse, or where to save the
             one fitted on the first batch; ``None`` fits on the first batch and keeps it
             in memory for the process.
@@ -133,8 +138,9 @@ class LogicConfig:
     verifier_atoms: Polarity = "positive"
     verifier_top: int | None = None
     verifier_weight: float = 1.0
-    quality_recall: float = 0.9
-    quality_precision: float = 0.9
+    quality_recall: float = 0.8
+    quality_precision: float = 0.6
+    quality_top: int | None = 40
     quality_delta: float = 0.1
     quality_thresholds: str | None = None
     quality_sample: int = 300
@@ -153,6 +159,8 @@ class LogicConfig:
             raise ValueError("quality_delta must be in (0, 1)")
         if self.quality_sample < 1:
             raise ValueError("quality_sample must be >= 1")
+        if self.quality_top is not None and self.quality_top < 1:
+            raise ValueError("quality_top must be >= 1 (or None for every candidate)")
         if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
             raise ValueError("candidates, atom_depth and threshold_rank must be >= 1")
         if self.verify_atom_candidates < 0:
@@ -255,12 +263,12 @@ def _quality(cfg: LogicConfig) -> Stage:
             else cfg.quality_cheap
         )
         pipeline = pipeline >> Verify(cheap, polarity=cfg.verifier_atoms)
-    if cfg.verifier_top is not None:
+    if cfg.quality_top is not None:
         pipeline = (
             pipeline
             >> SoftLogic(cfg.tnorm)
             >> _prior_and(cfg, truth=cfg.verify_weight)
-            >> Cutoff(cfg.verifier_top)
+            >> Cutoff(cfg.quality_top)
         )
     spec = cfg.verifier if cfg.verifier is not None else QUALITY_VERIFIER
     expensive = _verifier_of(spec) if isinstance(spec, str) else spec
