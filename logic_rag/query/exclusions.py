@@ -51,8 +51,8 @@ __all__ = [
 
 # ---------------------------------------------------------------------------- lexicon
 
-# The cues, most specific first. Group ``lead`` marks cues that may open a question
-# ("Apart from X, ..."); every cue may also trail ("..., apart from X").
+# The cues, most specific first. Any of them may open a clause ("Apart from X, what ...")
+# or trail ("..., apart from X"); :func:`_starts_clause` tells which.
 _CUES = [
     r"with\s+the\s+exception\s+of",
     r"except(?:\s+for)?",
