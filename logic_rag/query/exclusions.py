@@ -189,10 +189,8 @@ def normalise_question(text: str) -> str:
     text = re.sub(r"</?nowiki>", "", text)
     for a, b in (("’", "'"), ("‘", "'"), ("？", "?"), ("，", ","), ("：", ":"), ("＂", '"')):
         text = text.replace(a, b)
-    text = re.sub(r",(?=[A-Za-z\"“])", ", ", text)
-    text = re.sub(
-        r"([a-z][?!])(?=[A-Z])", r"\1 ", text
-    )  # "...League?Please exclude"  # "Angeles,except" -> "Angeles, except"
+    text = re.sub(r",(?=[A-Za-z\"“])", ", ", text)  # "Angeles,except" -> "Angeles, except"
+    text = re.sub(r"([a-z][?!])(?=[A-Z])", r"\1 ", text)  # "League?Please exclude"
     return " ".join(text.split())
 
 
@@ -254,9 +252,9 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
         span = text[m.end() : end].strip(" ,;:")
         if not span or len(span.split()) > 40:
             continue
-        things = [t for t in excluded_things(span) if t and not is_pronoun_only(t)]
         if len(span.split()) == 1 and span.islower():
             continue  # "... that Barbara Jordan does not have": the object came before
+        things = [t for t in excluded_things(span) if t and not is_pronoun_only(t)]
         if not things:
             continue
         exclusions.extend(Exclusion(cue, span, thing, leading) for thing in things)
@@ -315,6 +313,7 @@ def _span_end(text: str, start: int, leading: bool, cue_start: int) -> int:
 
 
 def _remove(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without ``spans``, and without the commas and conjunctions they leave."""
     out, last = [], 0
     for a, b in sorted(spans):
         out.append(text[last:a])
