@@ -1,0 +1,107 @@
+"""The rerankers' strategies on the boolq_not exclusion questions (chooses their default).
+
+Each question of ``$LOGIC_RAG_DATA/negation/boolq_not`` has one answer passage and one
+trap passage that its exclusion rules out (646 passages in all). A plain dense index over
+the passages plays the vector store: its top ``--candidates`` passages per question, with
+their scores, go to :class:`~logic_rag.integrations._rerank.CandidateReranker` under each
+strategy. Reported per strategy: R@1 (the answer first), MRR@10, and the share of
+questions whose trap ranks above the answer (a trap outside the candidates ranks below).
+``vanilla`` over given candidates keeps the store's order, so it is the baseline.
+
+    python docs/experiments/rerankers_boolq.py --model minilm --candidates 20
+
+Prints one JSON object; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+
+STRATEGIES = ("vanilla", "rerank", "verify", "setops", "fusion", "orthogonal")
+
+
+def _metrics(ranked: list[str], answer: str, trap: str) -> tuple[float, float, bool]:
+    rank = ranked.index(answer) + 1 if answer in ranked else None
+    trap_rank = ranked.index(trap) + 1 if trap in ranked else None
+    r1 = float(rank == 1)
+    rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
+    above = trap_rank is not None and (rank is None or trap_rank < rank)
+    return r1, rr, above
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="minilm")
+    parser.add_argument("--candidates", type=int, default=20)
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--calibration", default="candidates", choices=["candidates", "corpus"])
+    parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+    args = parser.parse_args(argv)
+
+    from logic_rag.corpus import load_beir
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.paths import shared_data_dir
+    from logic_rag.retriever import Retriever
+
+    folder = shared_data_dir() / "negation" / "boolq_not"
+    if not folder.is_dir():
+        print(f"boolq_not not found at {folder}; set LOGIC_RAG_DATA", file=sys.stderr)
+        return 2
+    data = load_beir(folder)
+    with open(Path(folder) / "traps.tsv", encoding="utf-8", newline="") as handle:
+        traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
+    qids = [q for q in data.queries if q in data.qrels and q in traps][: args.limit]
+    encoder = DenseEncoder(args.model)
+    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
+    by_id = {d.id: d for d in data.corpus}
+    texts = [data.queries[q] for q in qids]
+    found = store.search_batch(texts, args.candidates)
+
+    report: dict[str, object] = {
+        "model": args.model,
+        "candidates": args.candidates,
+        "calibration": args.calibration,
+        "questions": len(qids),
+    }
+    cache = None
+    for strategy in args.strategies.split(","):
+        reranker = CandidateReranker(encoder, strategy=strategy, calibration=args.calibration)
+        if cache is not None:
+            reranker.cache = cache  # one set of candidate vectors for every strategy
+        cache = reranker.cache
+        totals = [0.0, 0.0, 0]
+        started = time.perf_counter()
+        for qid, query, hits in zip(qids, texts, found, strict=True):
+            docs = [by_id[h.id] for h in hits]
+            ranked = reranker.rerank(
+                query,
+                [d.text for d in docs],
+                titles=[d.title for d in docs],
+                scores=[h.score for h in hits],
+            )
+            order = [docs[r.position].id for r in ranked]
+            answer = next(iter(data.qrels[qid]))
+            r1, rr, above = _metrics(order, answer, traps[qid])
+            totals[0] += r1
+            totals[1] += rr
+            totals[2] += above
+        n = len(qids)
+        report[strategy] = {
+            "R@1": round(totals[0] / n, 3),
+            "MRR@10": round(totals[1] / n, 3),
+            "trap_above_answer": round(totals[2] / n, 3),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        print(f"{strategy}: {report[strategy]}", file=sys.stderr, flush=True)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
