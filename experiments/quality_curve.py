@@ -70,6 +70,20 @@ def _queries(path: str) -> list[Any]:
     return load_quest_queries(Path(path))
 
 
+def _subsample(queries: list[Any], args: argparse.Namespace) -> list[Any]:
+    """Every ``--every``-th query, or the first ``--per-template`` of each template (in
+    file order): fixed before any result is seen."""
+    if args.per_template:
+        seen: dict[str, int] = {}
+        kept = []
+        for q in queries:
+            if seen.get(q.template, 0) < args.per_template:
+                seen[q.template] = seen.get(q.template, 0) + 1
+                kept.append(q)
+        return kept
+    return queries[:: args.every]
+
+
 def fit(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, Any]:
     from logic_rag.verifiers.cascade import fit_cascade
 
@@ -139,7 +153,7 @@ def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[s
 def curve(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, Any]:
     from logic_rag.evals.quest.runner import evaluate_strategies
 
-    everything = _queries(args.dev)
+    everything = _subsample(_queries(args.dev), args)
     limits = [int(v) for v in args.limits.split(",")] if args.limits else []
     out: dict[str, Any] = {}
     for i, target in enumerate(_targets(args)):
@@ -163,6 +177,8 @@ def curve(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, 
         }
         shown = {k: v for k, v in out[f"{target[0]}:{target[1]}"].items() if k != "per_query"}
         print(json.dumps(shown), file=sys.stderr)
+        # Written after every target, so a long run leaves what it has measured.
+        (Path(args.out) / "curve.json").write_text(json.dumps(out, indent=2))
     return out
 
 
@@ -173,7 +189,7 @@ def check(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, 
     from logic_rag.pipeline.state import QueryState, SearchBatch
     from logic_rag.verifiers.base import CheckRequest
 
-    dev = _queries(args.dev)[: args.check_queries]
+    dev = _subsample(_queries(args.dev), args)[: args.check_queries]
     out: dict[str, Any] = {}
     for target in _targets(args):
         config = _config(retriever, verifier, args, target)
@@ -234,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", default="fit,plan,curve,check")
     p.add_argument("--limits", default="", help="dev queries per target, e.g. 0,0,20 (0: all)")
     p.add_argument("--check-queries", type=int, default=12)
+    p.add_argument("--every", type=int, default=1, help="every Nth dev query (a fixed subsample)")
+    p.add_argument(
+        "--per-template", type=int, default=0, help="the first N dev queries per template"
+    )
     args = p.parse_args(argv)
     args.top = args.top or None
     Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -388,18 +388,14 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
 
 
 def _cmd_fit_cascade(args: argparse.Namespace) -> int:
-    from logic_rag.corpus import read_jsonl
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.verifiers.cascade import fit_cascade
 
-    path = Path(args.queries)
-    if path.suffix == ".jsonl":
-        queries = [str(row.get("query") or row.get("text") or "") for _, row in read_jsonl(path)]
-    else:
-        queries = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
-    queries = [q for q in queries if q.strip()]
+    queries = [text for _, text in _read_queries(args.queries)]
     if not queries:
-        raise ValueError(f"{path}: no queries (JSONL with a 'query' field, or one per line)")
+        raise ValueError(
+            f"{args.queries}: no queries (JSONL with a 'query' field, or one per line)"
+        )
     retriever = LogicRetriever.load(args.index_dir, model=args.model)
     config = {**_verifier_config(args), "quality_sample": args.sample}
     retriever = retriever.with_config(**config)
