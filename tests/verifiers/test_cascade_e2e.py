@@ -56,7 +56,7 @@ def test_quality_runs_the_cascade_with_a_real_llm(quest_novel_pages, minilm, tmp
     assert cascade["fit_calls"] >= 1 and cascade["prompt_tokens"] > 0
     assert saved.is_file() and len(CascadeThresholds.load(saved).sample) == 12
     for hit in hits:
-        assert set(hit.constraint_scores) == {"novels", "science fiction novels"}
+        assert set(hit.constraint_scores) == {"novels", "NOT science fiction novels"}
         assert all(0.0 <= v <= 1.0 for v in hit.constraint_scores.values())
     # A second search reuses the saved sample: no fitting calls.
     forget_thresholds()
@@ -88,3 +88,35 @@ def test_quality_with_qwen_separates_members_with_fewer_calls(
     auc = float((yes[:, None] > no[None, :]).mean() + 0.5 * (yes[:, None] == no[None, :]).mean())
     assert auc >= 0.75, (auc, p)
     forget_thresholds()
+
+
+def test_fit_cascade_command_fits_once_and_search_reuses_it(
+    quest_novel_pages, minilm, tmp_path, capsys
+):
+    _llamacpp_or_skip()
+    from logic_rag.cli import main
+    from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.verifiers.thresholds import CascadeThresholds
+
+    index = tmp_path / "index"
+    LogicRetriever.build(_docs(quest_novel_pages), model=minilm).save(index)
+    queries = tmp_path / "train.txt"
+    queries.write_text(f"{QUERY}\nscience fiction novels or fantasy novels\n")
+    out = tmp_path / "cascade.json"
+    spec = "llm:llamacpp:smollm2-135m"
+    args = ["fit-cascade", str(index), "--queries", str(queries), "--out", str(out)]
+    assert main([*args, "--verifier", spec, "--sample", "10"]) == 0
+    assert len(CascadeThresholds.load(out).sample) == 10
+    assert "--quality-thresholds" in capsys.readouterr().out
+    forget_thresholds()
+    search = ["search", str(index), QUERY, "--strategy", "quality", "--json", "--explain"]
+    assert main([*search, "--verifier", spec, "--quality-thresholds", str(out)]) == 0
+    import json
+
+    hits = json.loads(capsys.readouterr().out)
+    assert hits[0]["logic"]["cascade"]["fit_calls"] == 0
+    forget_thresholds()
+    (tmp_path / "empty.txt").write_text("\n")
+    bad = ["fit-cascade", str(index), "--queries", str(tmp_path / "empty.txt"), "--out", str(out)]
+    assert main(bad) == 2
+    assert "no queries" in capsys.readouterr().err
