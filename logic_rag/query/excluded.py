@@ -119,9 +119,11 @@ _CUT_WORD = re.compile(
 
 
 # "the personal background of X", "any teams X ...": a short aspect, a preposition, a name.
+# Without a determiner only one aspect word: "members of the band Wilco", not
+# "vehicle verification requirements in California".
 _ASPECT_OF = re.compile(
-    r"^(?:(?:the|a|an|any)\s+)?(?:(?!(?:of|for|about|between|regarding|by|from|with|in|on|at|to)\b)"
-    r"[a-z'-]+\s+){1,3}(?:of|for|about|behind|regarding|by|from|with|in|on|at|to|"
+    r"^(?:(?:the|a|an|any)\s+(?:(?!(?:of|for|about|between|regarding|by|from|with|in|on|at|to)\b)"
+    r"[a-z'-]+\s+){1,3}|[a-z'-]+\s+)(?:of|for|about|behind|regarding|by|from|with|in|on|at|to|"
     r"associated\s+with|related\s+to|played\s+by)\s+"
 )
 

@@ -100,6 +100,8 @@ _CUE = re.compile(
 # Cues that exclude only when the question asks for "other"/"else" things besides X.
 _WEAK_CUES = re.compile(r"^(?:in\s+addition\s+to|on\s+top\s+of|beyond)$", re.IGNORECASE)
 _OTHER = re.compile(r"\b(?:other|else|another|more|additional|further)\b", re.IGNORECASE)
+# A negated auxiliary: after it a lone verb ("does not have") names nothing.
+_AUX_NOT = re.compile(r".*(?:n't|\bnot)$|.*\bcannot$")
 # "not" that does not exclude anything.
 _NOT_IDIOM = re.compile(
     r"^\s*(?:only|just|merely|simply|necessarily|yet|sure|least|until|too|all|every|unlike|"
@@ -252,7 +254,7 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
         span = text[m.end() : end].strip(" ,;:")
         if not span or len(span.split()) > 40:
             continue
-        if len(span.split()) == 1 and span.islower():
+        if _AUX_NOT.match(cue) and re.fullmatch(r"[a-z]+(?<!ing)", span):
             continue  # "... that Barbara Jordan does not have": the object came before
         things = [t for t in excluded_things(span) if t and not is_pronoun_only(t)]
         if not things:
