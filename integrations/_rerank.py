@@ -73,10 +73,9 @@ __all__ = [
 
 #: The rerankers' default strategy. ``verify`` is what the rerankers ran before they used
 #: the registry (prior + 0.75 x soft truth, a second verifier on the positive atoms when
-#: ``config.verifier`` is set), now with the registry's positive prior; on the boolq_not
-#: exclusion questions it measured at or above ``rerank`` (see
-#: docs/experiments/2026-11-27-rerankers-one-path.md), and ``rerank`` ignores
-#: ``config.verifier``.
+#: ``config.verifier`` is set), now with the registry's positive prior; ``rerank`` would
+#: silently ignore ``config.verifier``. The boolq_not comparison with ``rerank`` is in
+#: docs/experiments/2026-11-27-rerankers-one-path.md.
 DEFAULT_STRATEGY = "verify"
 
 #: Metadata key of the in-memory documents that holds each candidate's input position.
