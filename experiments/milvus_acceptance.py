@@ -55,7 +55,8 @@ def llama_index_ranker(docs: Sequence[Any], encoder: Any, db: Path, args: Any) -
     from llama_index.core.schema import TextNode
     from llama_index.vector_stores.milvus import MilvusVectorStore
 
-    from logic_rag.integrations.llama_index import LogicEmbedding, LogicReranker
+    from logic_rag.integrations.llama_index import LogicEmbedding
+    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker as LogicReranker
 
     store = MilvusVectorStore(
         uri=str(db),
@@ -85,42 +86,18 @@ def llama_index_ranker(docs: Sequence[Any], encoder: Any, db: Path, args: Any) -
     return rank
 
 
-def _langchain_milvus_class() -> Any:
-    """``langchain_milvus.Milvus``, made to work with pymilvus >= 2.6.10.
-
-    langchain-milvus 0.3.3 opens ORM ``Collection(using=client._using)`` objects, but
-    pymilvus 2.6.10+ no longer registers a ``MilvusClient``'s alias with the ORM's
-    connections, so every call fails with "should create connection first"
-    (langchain-ai/langchain-milvus#130, unreleased fix in PR #132). The subclass registers
-    the client's own handler under that alias before the ORM looks it up, which is what
-    the fix does; nothing else changes.
-    """
-    from langchain_milvus import Milvus
-    from pymilvus import connections
-
-    class RegisteredMilvus(Milvus):
-        @property
-        def col(self) -> Any:
-            handlers = connections._alias_handlers
-            if self.alias not in handlers:
-                handlers[self.alias] = self.client._handler
-            return Milvus.col.fget(self)
-
-        @col.setter
-        def col(self, value: Any) -> None:
-            Milvus.col.fset(self, value)
-
-    return RegisteredMilvus
-
-
 def langchain_ranker(docs: Sequence[Any], encoder: Any, db: Path, args: Any) -> Ranker:
     """Index ``docs`` in Milvus Lite through LangChain; rank plain and compressed."""
     from langchain_classic.retrievers import ContextualCompressionRetriever
     from langchain_core.documents import Document as LCDocument
 
-    from logic_rag.integrations.langchain import LogicEmbeddings, LogicReranker
+    from logic_rag.integrations.langchain import (
+        LogicEmbeddings,
+        LogicLangChainReranker,
+        langchain_milvus_class,
+    )
 
-    store = _langchain_milvus_class().from_documents(
+    store = langchain_milvus_class().from_documents(
         [LCDocument(page_content=d.content, metadata={"doc_id": d.id}) for d in docs],
         embedding=LogicEmbeddings(encoder),
         collection_name="acceptance",
@@ -132,7 +109,7 @@ def langchain_ranker(docs: Sequence[Any], encoder: Any, db: Path, args: Any) -> 
     )
     base = store.as_retriever(search_kwargs={"k": args.candidates})
     compressed = ContextualCompressionRetriever(
-        base_compressor=LogicReranker(model=encoder, top_n=args.top_n), base_retriever=base
+        base_compressor=LogicLangChainReranker(model=encoder, top_n=args.top_n), base_retriever=base
     )
 
     def rank(query: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:

@@ -8,7 +8,7 @@ strategy. Reported per strategy: R@1 (the answer first), MRR@10, and the share o
 questions whose trap ranks above the answer (a trap outside the candidates ranks below).
 ``vanilla`` over given candidates keeps the store's order, so it is the baseline.
 
-    python docs/experiments/rerankers_boolq.py --model minilm --candidates 20
+    python experiments/rerankers_boolq.py --model minilm --candidates 20
 
 Prints one JSON object; nothing is written.
 """
