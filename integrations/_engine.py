@@ -86,12 +86,10 @@ def check_engine(engine: object) -> SearchEngine:
 
 
 def check_k(k: object) -> int:
-    """A positive int ``k``; booleans and non-integers are refused."""
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be a positive int, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    return k
+    """A positive int ``k`` (numpy integers too); booleans and non-integers are refused."""
+    from logic_rag.retriever import check_k as check
+
+    return check(k)
 
 
 def resolve_encoder(model: Any) -> DenseEncoder:

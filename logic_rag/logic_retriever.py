@@ -46,7 +46,7 @@ from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
 from logic_rag.query.algebra import Atom, LogicalQuery, render, to_json
 from logic_rag.query.decompose import Decomposer, Decomposition
 from logic_rag.query.rules import RuleDecomposer
-from logic_rag.retriever import Hit, Retriever, make_hits
+from logic_rag.retriever import Hit, Retriever, check_k, make_hits
 from logic_rag.strategies import (
     DENSE_STRATEGIES,
     STRATEGIES,
@@ -450,9 +450,7 @@ class LogicRetriever:
     ) -> list[list[Hit]]:
         """Search many queries: one encoder call and one index call for all their atoms."""
         texts = check_texts(queries, "query")
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        k = min(k, max(len(self), 1))  # capped at the corpus size before any allocation
+        k = min(check_k(k), max(len(self), 1))  # capped at the corpus size before allocating
         chosen = _check_strategy(strategy or self.strategy, self.sparse is not None)
         decompose = not (isinstance(chosen, str) and not STRATEGIES[chosen].decompose)
         plans = self.plan(texts, logical_queries, decompose=decompose)

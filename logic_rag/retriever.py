@@ -347,13 +347,18 @@ class Retriever:
         return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
 
 
-def _cap_k(k: int, size: int) -> int:
-    """``k`` checked and capped at the corpus size before anything is allocated for it."""
+def check_k(k: object) -> int:
+    """``k`` as a positive int: any integer type (numpy's too); not a bool, float or str."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
+        raise TypeError(f"k must be a positive integer, got {type(k).__name__} {k!r}")
     if k <= 0:
         raise ValueError(f"k must be positive, got {k}")
-    return int(min(k, max(size, 1)))
+    return int(k)
+
+
+def _cap_k(k: int, size: int) -> int:
+    """``k`` checked and capped at the corpus size before anything is allocated for it."""
+    return min(check_k(k), max(size, 1))
 
 
 def _finite_json(value: Any) -> Any:
