@@ -352,7 +352,7 @@ def check_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, int | np.integer):
         raise TypeError(f"k must be a positive integer, got {type(k).__name__} {k!r}")
     if k <= 0:
-        raise ValueError(f"k must be positive, got {k}")
+        raise ValueError(f"k must be positive (at least 1), got {k}")
     return int(k)
 
 
