@@ -64,6 +64,8 @@ RESULTS_SCHEMA: dict[str, Any] = {
             },
         },
         "extra": {"type": "object"},
+        # Seconds per query and, for a cascade, LLM calls (logic_rag.evals.quest.costs).
+        "costs": {"type": "object"},
     },
 }
 
@@ -169,7 +171,7 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
             data = json.load(handle)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or set(data) - {"strategy", "model", "metrics", "extra"}:
+    if not isinstance(data, dict) or set(data) - {"strategy", "model", "metrics", "extra", "costs"}:
         raise ValueError(f"{path}: not a results.json (unexpected top-level keys)")
     for key in ("strategy", "model"):
         if not isinstance(data.get(key), str):

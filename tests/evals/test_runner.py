@@ -24,7 +24,9 @@ def test_eval_quest_cli_single_and_several_strategies(small_world, tmp_path, cap
     ]
     assert main([*argv, "--out", str(tmp_path / "one"), "--strategy", "vanilla"]) == 0
     result = json.loads((tmp_path / "one" / "results.json").read_text())
-    assert set(result) == {"strategy", "model", "metrics", "extra"}
+    assert set(result) == {"strategy", "model", "metrics", "extra", "costs"}
+    assert result["costs"]["queries"] == result["metrics"]["all"]["n"]
+    assert result["costs"]["seconds_p50"] > 0 and "llm_calls_mean" not in result["costs"]
     assert result["strategy"] == "vanilla" and result["model"] == "minilm"
     assert KEYS <= set(result["metrics"]["all"])
     assert "_ that are not _" in result["metrics"]["by_template"]

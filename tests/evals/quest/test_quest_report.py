@@ -58,6 +58,13 @@ def test_write_results_exact_schema(tmp_path: Path) -> None:
     jsonschema.validate(data2, RESULTS_SCHEMA)
     assert data2["extra"] == {"seed": 1}
 
+    # What eval quest writes since it records costs: valid, and it reads back.
+    costly = {**metrics, "costs": {"queries": 2, "seconds_p50": 0.5, "llm_calls_mean": 3.0}}
+    path3 = write_results(tmp_path / "run3", strategy="quality", model="m", metrics=costly)
+    data3 = json.loads(path3.read_text())
+    jsonschema.validate(data3, RESULTS_SCHEMA)
+    assert load_results(path3.parent)["costs"]["llm_calls_mean"] == 3.0
+
 
 @pytest.mark.parametrize(
     ("kwargs", "error"),
