@@ -108,7 +108,8 @@ def logicol_run(world, tmp_path_factory):
 
 def test_interrupted_run_resumes_at_step_2_and_finishes(logicol_run):
     out = logicol_run["out"]
-    assert logicol_run["after_interrupt"] == ["checkpoint-2"]
+    # The checkpoint, and the run record a resume is checked against.
+    assert logicol_run["after_interrupt"] == ["checkpoint-2", "run_record.json"]
     assert not logicol_run["model_after_interrupt"], "an interrupted run must not publish model/"
     # The second run did only the steps after the checkpoint.
     assert logicol_run["steps_after_resume"] == [3, 4]
