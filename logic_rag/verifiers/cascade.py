@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ class _Work:
     bands: dict[int, Band]
     values: np.ndarray  # (atoms, candidates) int8: 1 / 0 / -1
     costly: np.ndarray  # (atoms, candidates) float: the costly verdicts asked (nan: not asked)
+    expected: dict[int, np.ndarray] = field(default_factory=dict)
     asked: int = 0
     rounds: int = 0
 
@@ -307,6 +308,8 @@ class CascadeVerify(Stage):
                     positive=positive, recall=recall, precision=self.precision, delta=delta
                 )
                 w.bands[r] = band
+                # The costly verifier's expected verdict per page, computed once per atom.
+                w.expected[r] = thresholds.expected(w.state.probs[r], positive=positive)
                 decided = band.decide(w.state.probs[r])
                 keep = np.isnan(w.costly[r])  # pairs the fitting sample asked stay asked
                 w.values[r, keep] = decided[keep]
@@ -323,14 +326,7 @@ class CascadeVerify(Stage):
                 if not self.short_circuit:
                     truth = np.full_like(truth, UNKNOWN)
                 for pos in np.flatnonzero(truth == UNKNOWN).tolist():
-                    expected = {
-                        r: float(
-                            thresholds.expected(
-                                w.state.probs[r, pos : pos + 1], positive=w.positive[r]
-                            )[0]
-                        )
-                        for r in w.rows
-                    }
+                    expected = {r: float(w.expected[r][pos]) for r in w.rows}
                     row = self._settling_atom(w, pos, expected)
                     if row is not None:
                         pairs.append((w_i, row, pos))
@@ -348,8 +344,7 @@ class CascadeVerify(Stage):
             probs = w.state.probs.copy()
             for r in w.rows:
                 asked = ~np.isnan(w.costly[r])
-                expected = thresholds.expected(w.state.probs[r], positive=w.positive[r])
-                probs[r] = np.where(asked, w.costly[r], expected)
+                probs[r] = np.where(asked, w.costly[r], w.expected[r])
             w.state.probs = probs
             all_pairs = len(w.rows) * len(w.state.candidates)
             aside = 0 if w.state.set_aside is None else len(w.state.set_aside[0])
