@@ -112,6 +112,19 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
         help="ELI5 without --corpus: pool passages from the answers of the first N questions "
         "of the file only (default: all, ~12 min to index on 2 cores)",
     )
+    parser.add_argument(
+        "--prompt",
+        choices=("default", "alce"),
+        default="default",
+        help="generation prompt: this package's per-dataset prompt, or ALCE's (instruction, "
+        "demos, 'Document [n](Title: ...)' passages; asqa, eli5, qampari)",
+    )
+    parser.add_argument(
+        "--shots", type=int, default=2, help="--prompt alce: demos before the question"
+    )
+    parser.add_argument(
+        "--demo-docs", type=int, default=5, help="--prompt alce: documents shown with each demo"
+    )
     parser.add_argument("--max-tokens", type=_positive_int, default=200, help="answer tokens")
     parser.add_argument(
         "--judge-max-tokens", type=_positive_int, default=96, help="judge output tokens"
@@ -195,12 +208,25 @@ def config_from_args(args: argparse.Namespace) -> Any:
         n_boot=args.n_boot,
         judge_max_tokens=args.judge_max_tokens,
         judge_style=args.judge_style,
+        prompt=args.prompt,
+        shots=args.shots,
+        demo_docs=args.demo_docs,
     )
 
 
 def _summary_line(results: dict[str, Any]) -> str:
     """One JSON line of means; with --compare, one row per retriever under ``runs``."""
-    keys = ("n", "correctness", "answer_relevancy", "rougeL", "str_em", "parse_failures")
+    keys = (
+        "n",
+        "correctness",
+        "answer_relevancy",
+        "rougeL",
+        "str_em",
+        "str_em_passages",
+        "gold_passage_recall",
+        "answer_words",
+        "parse_failures",
+    )
     line = {k: results[k] for k in keys if k in results}
     if results.get("runs"):
         line["runs"] = {

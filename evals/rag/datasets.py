@@ -6,8 +6,10 @@ runner never branches on the dataset. Supported (``name``: file format):
 * ``eli5``: ELI5-Category (``q_id, title, selftext, answers{a_id[], text[]}``), gzip or
   plain; the published files are one JSON array, JSON lines are read too. Long answers only.
 * ``asqa``: the official ``ASQA.json`` (``{split: {id: {ambiguous_question, qa_pairs,
-  annotations[{long_answer, knowledge}]}}}``); the annotators' knowledge passages ship as
-  documents. ``split`` picks ``dev`` (default when present) / ``train`` / ``all``.
+  annotations[{long_answer, knowledge}]}}}``, ``split`` picks ``dev`` (default when
+  present) / ``train`` / ``all``), or the same records one per line with their
+  ``sample_id`` (``asqa_dev500.jsonl``). The Wikipedia text the records carry ships as
+  documents: the annotators' knowledge snippets and the qa pairs' context paragraphs.
 * ``quest``: QUEST query files (read by :func:`logic_rag.evals.quest.data.load_quest_queries`);
   one short-answer group per gold entity.
 * ``nq``: NQ-open JSON lines (``question``, ``answer[]``).
@@ -59,7 +61,7 @@ DATASETS: tuple[str, ...] = (
 #: official file first, then the sample that ships with this environment).
 _DEFAULT_FILES: Mapping[str, tuple[str, ...]] = {
     "eli5": ("rag/eli5/eli5-category-test.json.gz",),
-    "asqa": ("rag/asqa/ASQA.json", "rag/asqa/asqa_sample3.json"),
+    "asqa": ("rag/asqa/ASQA.json", "rag/asqa/asqa_dev500.jsonl", "rag/asqa/asqa_sample3.json"),
     "quest": ("quest/test.jsonl", "quest/quest_train_sample20.jsonl"),
     "nq": ("rag/nq_open/NQ-open.dev.jsonl",),
     "alce-asqa": ("rag/alce/asqa_default.json",),
@@ -278,8 +280,40 @@ def _asqa_pages(value: Any) -> list[str]:
     return [p["title"] for p in items if isinstance(p, dict) and isinstance(p.get("title"), str)]
 
 
+#: What ASQA writes in ``qa_pairs[].context`` when the annotator gave no paragraph.
+_NO_CONTEXT = "no context provided"
+
+
+def _asqa_is_records(text: str) -> bool:
+    """True for ASQA records one per line (or a JSON array of them), False for ASQA.json."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return True
+    first = stripped.split("\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False  # a pretty-printed ASQA.json: its first line is only "{"
+    return isinstance(record, dict) and "ambiguous_question" in record
+
+
 def _iter_asqa(path: Path, split: str | None) -> Iterator[RagExample]:
-    data = _load_json(path)
+    """ASQA.json (``{split: {id: record}}``) or records one per line (``sample_id`` + record)."""
+    text = _read_text(path)
+    if _asqa_is_records(text):
+        if split not in (None, "all"):
+            raise ValueError(
+                f"{path}: a line-based ASQA file holds one split; leave split unset (or 'all')"
+            )
+        for index, (lineno, obj) in enumerate(_iter_records(path)):
+            rec = _require_dict(path, lineno, index, obj)
+            qid = rec.get("sample_id", rec.get("id"))
+            if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+                raise _fail(path, lineno, index, "field 'sample_id' must be a string")
+            p, line, prefix = _where(path, lineno, index)
+            yield _asqa_example(p, line, prefix, str(qid), rec, None)
+        return
+    data = _load_json(path, text)
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise CorpusFormatError(
             path, None, "expected the ASQA.json structure {split: {example id: record}}"
@@ -294,68 +328,86 @@ def _iter_asqa(path: Path, split: str | None) -> Iterator[RagExample]:
         raise ValueError(f"{path}: no split {split!r}; the file has {', '.join(data) or 'none'}")
     for split_name in splits:
         for qid, rec in data[split_name].items():
-            where = f"{split_name}/{qid}: "
-            if not isinstance(rec, dict):
-                raise CorpusFormatError(path, None, where + "expected an object")
-            question = rec.get("ambiguous_question")
-            if not isinstance(question, str):
-                raise CorpusFormatError(path, None, where + "missing 'ambiguous_question'")
-            qa_pairs = rec.get("qa_pairs")
-            if not isinstance(qa_pairs, list):
-                raise CorpusFormatError(path, None, where + "'qa_pairs' must be a list")
-            shorts: list[tuple[str, ...]] = []
-            sub_questions: list[str] = []
-            for j, pair in enumerate(qa_pairs):
-                alts = pair.get("short_answers") if isinstance(pair, dict) else None
-                if not isinstance(alts, list) or not all(isinstance(a, str) for a in alts):
-                    raise CorpusFormatError(
-                        path, None, where + f"qa_pairs[{j}].short_answers must be a list of strings"
-                    )
-                shorts.append(tuple(alts))
-                sub_questions.append(str(pair.get("question") or ""))
-            annotations = rec.get("annotations")
-            if not isinstance(annotations, list):
-                raise CorpusFormatError(path, None, where + "'annotations' must be a list")
-            long_answers: list[str] = []
-            docs: list[Document] = []
-            seen_docs: set[tuple[str, str]] = set()
-            for j, ann in enumerate(annotations):
-                if not isinstance(ann, dict) or not isinstance(ann.get("long_answer"), str):
-                    raise CorpusFormatError(
-                        path, None, where + f"annotations[{j}].long_answer must be a string"
-                    )
-                if ann["long_answer"].strip():
-                    long_answers.append(ann["long_answer"].strip())
-                for know in ann.get("knowledge") or []:
-                    content = know.get("content") if isinstance(know, dict) else None
-                    if not isinstance(content, str) or not content.strip():
-                        continue  # ASQA has knowledge entries with a page but no content
-                    title = str(know.get("wikipage") or "")
-                    if (title, content) in seen_docs:
-                        continue
-                    seen_docs.add((title, content))
-                    docs.append(
-                        Document(
-                            id=f"{qid}#k{len(docs)}",
-                            title=title,
-                            text=content.strip(),
-                            metadata={"source_id": str(qid), "dataset": "asqa"},
-                        )
-                    )
-            yield RagExample(
-                id=str(qid),
-                question=question.strip(),
-                answers=tuple(long_answers),
-                short_answers=tuple(shorts),
-                documents=tuple(docs),
-                metadata=_base_metadata(
-                    "asqa",
-                    path,
-                    split=split_name,
-                    sub_questions=tuple(sub_questions),
-                    wikipages=tuple(_asqa_pages(rec.get("wikipages"))),
-                ),
+            yield _asqa_example(path, None, f"{split_name}/{qid}: ", str(qid), rec, split_name)
+
+
+def _asqa_example(
+    path: Path, lineno: int | None, where: str, qid: str, rec: Any, split_name: str | None
+) -> RagExample:
+    """One ASQA record; its Wikipedia text (knowledge snippets, qa-pair paragraphs) as documents.
+
+    Both kinds of text are real Wikipedia, titled by their page; a snippet that two
+    annotators quoted is kept once. ``metadata["kind"]`` says which kind a document is.
+    """
+
+    def fail(problem: str) -> CorpusFormatError:
+        return CorpusFormatError(path, lineno, where + problem)
+
+    if not isinstance(rec, dict):
+        raise fail("expected an object")
+    question = rec.get("ambiguous_question")
+    if not isinstance(question, str):
+        raise fail("missing 'ambiguous_question'")
+    qa_pairs = rec.get("qa_pairs")
+    if not isinstance(qa_pairs, list):
+        raise fail("'qa_pairs' must be a list")
+    annotations = rec.get("annotations")
+    if not isinstance(annotations, list):
+        raise fail("'annotations' must be a list")
+    shorts: list[tuple[str, ...]] = []
+    sub_questions: list[str] = []
+    docs: list[Document] = []
+    seen_docs: set[tuple[str, str]] = set()
+
+    def add(title: str, content: str, kind: str) -> None:
+        key = (title, content.strip())
+        if key in seen_docs:
+            return
+        seen_docs.add(key)
+        docs.append(
+            Document(
+                id=f"{qid}#{kind[0]}{len(docs)}",
+                title=title,
+                text=content.strip(),
+                metadata={"source_id": qid, "dataset": "asqa", "kind": kind},
             )
+        )
+
+    for j, pair in enumerate(qa_pairs):
+        alts = pair.get("short_answers") if isinstance(pair, dict) else None
+        if not isinstance(alts, list) or not all(isinstance(a, str) for a in alts):
+            raise fail(f"qa_pairs[{j}].short_answers must be a list of strings")
+        shorts.append(tuple(alts))
+        sub_questions.append(str(pair.get("question") or ""))
+        context = pair.get("context")
+        if isinstance(context, str) and context.strip().lower() not in ("", _NO_CONTEXT):
+            add(str(pair.get("wikipage") or ""), context, "qa_context")
+    long_answers: list[str] = []
+    for j, ann in enumerate(annotations):
+        if not isinstance(ann, dict) or not isinstance(ann.get("long_answer"), str):
+            raise fail(f"annotations[{j}].long_answer must be a string")
+        if ann["long_answer"].strip():
+            long_answers.append(ann["long_answer"].strip())
+        for know in ann.get("knowledge") or []:
+            content = know.get("content") if isinstance(know, dict) else None
+            if not isinstance(content, str) or not content.strip():
+                continue  # ASQA has knowledge entries with a page but no content
+            add(str(know.get("wikipage") or ""), content, "knowledge")
+    extra: dict[str, Any] = {"split": split_name} if split_name is not None else {}
+    return RagExample(
+        id=qid,
+        question=question.strip(),
+        answers=tuple(long_answers),
+        short_answers=tuple(shorts),
+        documents=tuple(docs),
+        metadata=_base_metadata(
+            "asqa",
+            path,
+            **extra,
+            sub_questions=tuple(sub_questions),
+            wikipages=tuple(_asqa_pages(rec.get("wikipages"))),
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- QUEST

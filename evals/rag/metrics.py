@@ -23,7 +23,13 @@ from typing import Any
 from .datasets import strip_citations
 from .pool import split_sentences
 
-__all__ = ["rouge_lsum", "normalize_answer", "exact_match_recall", "sentences_per_line"]
+__all__ = [
+    "rouge_lsum",
+    "normalize_answer",
+    "exact_match_recall",
+    "sentences_per_line",
+    "answer_words",
+]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
@@ -90,3 +96,8 @@ def exact_match_recall(prediction: str, short_answers: Sequence[Sequence[str]]) 
         if any(alt and alt in pred for alt in alternatives):
             hits += 1
     return hits / len(short_answers)
+
+
+def answer_words(prediction: str) -> int:
+    """Length of an answer in words, citation markers removed (ALCE reports it per answer)."""
+    return len(strip_citations(prediction).split())

@@ -5,7 +5,12 @@
   the file the examples came from). Each passage records its question in
   ``metadata["source_id"]``; :func:`excluded_for` tells the runner never to retrieve a
   question's own answers for it, since that would measure copying, not retrieval.
-* ``asqa`` and ``alce-*``: the union of the documents shipped with the examples.
+* ``asqa``: the Wikipedia text shipped with every question of the file the examples came
+  from (knowledge snippets and qa-pair paragraphs, deduplicated): a question's own text is
+  its gold, the other questions' text its distractors. ASQA ships no retrieval corpus, and
+  ALCE retrieves from a 2018 Wikipedia dump of 21M passages: this corpus is far smaller
+  and easier, so its numbers compare retrievers, not with ALCE's.
+* ``alce-*``: the union of the documents shipped with the examples.
 * ``quest``: the QUEST ``documents.jsonl`` next to the query file (or in the shared
   ``quest`` folder) when present; else an error asking for ``--corpus``.
 * ``nq``: NQ-open ships no passages; an error asks for ``--corpus``.
@@ -29,6 +34,7 @@ from .datasets import DATASETS, RagExample, load_rag_dataset
 __all__ = [
     "NoDefaultCorpusError",
     "default_corpus",
+    "describe_corpus",
     "excluded_for",
     "chunk_text",
     "split_sentences",
@@ -167,6 +173,19 @@ def _quest_documents(examples: Sequence[RagExample]) -> list[Document]:
     )
 
 
+def describe_corpus(examples: Sequence[RagExample], docs: Sequence[Document]) -> dict[str, int]:
+    """Sizes to report with a default corpus: its documents, and how many of them were
+    shipped with the evaluated questions (their gold) rather than with other questions."""
+    own = {(d.title, d.text) for ex in examples for d in ex.documents}
+    gold = sum(1 for d in docs if (d.title, d.text) in own)
+    return {
+        "documents": len(docs),
+        "gold_of_evaluated_questions": gold,
+        "distractors": len(docs) - gold,
+        "questions_without_gold": sum(1 for ex in examples if not ex.documents),
+    }
+
+
 def default_corpus(
     name: str,
     examples: Sequence[RagExample],
@@ -189,12 +208,19 @@ def default_corpus(
         )
     if name == "quest":
         return _quest_documents(examples)
-    if name == "eli5":
+    paths = {ex.metadata.get("source_path") for ex in examples}
+    known = len(paths) == 1 and None not in paths
+    if name == "asqa":
         if source is None:
-            paths = {ex.metadata.get("source_path") for ex in examples}
-            if len(paths) != 1 or None in paths:
-                raise ValueError("cannot tell which ELI5 file the examples came from; pass source=")
-            source = load_rag_dataset("eli5", next(iter(paths)))
+            # examples built in code have no file: their own documents are the corpus
+            source = load_rag_dataset(name, next(iter(paths)), split="all") if known else []
+        return _shipped_documents(name, [*examples, *source])
+    if name == "eli5" and source is None:
+        if not known:
+            raise ValueError("cannot tell which ELI5 file the examples came from; pass source=")
+        source = load_rag_dataset(name, next(iter(paths)))
+    if name == "eli5":
+        assert source is not None
         docs = _eli5_pool(source, chunk_words)
         if not docs:
             raise NoDefaultCorpusError("the ELI5 source questions have no answers to pool")

@@ -19,6 +19,9 @@ __all__ = [
     "format_passages",
     "build_rag_prompt",
     "instruction_for",
+    "ALCE_PROMPT_FILES",
+    "load_alce_prompt",
+    "build_alce_prompt",
 ]
 
 SYSTEM_PROMPT = (
@@ -93,3 +96,115 @@ def build_rag_prompt(
     return (
         f"Passages:\n{body}\n\nQuestion: {question.strip()}\n\n{instruction_for(dataset)}\nAnswer:"
     )
+
+
+# --------------------------------------------------------------------------- ALCE
+#: ALCE's prompt files (``prompts/<dataset>_default.json`` in princeton-nlp/ALCE), under the
+#: shared data folder: instruction, demo template, document template and demos.
+ALCE_PROMPT_FILES: dict[str, str] = {
+    "asqa": "rag/alce/asqa_default.json",
+    "eli5": "rag/alce/eli5_default.json",
+    "qampari": "rag/alce/qampari_default.json",
+}
+
+
+def load_alce_prompt(dataset: str, path: str | None = None) -> dict[str, Any]:
+    """ALCE's prompt file for ``dataset`` (``asqa``, ``eli5``, ``qampari`` or ``alce-*``).
+
+    Raises ``FileNotFoundError`` naming the file when it is absent, and ``ValueError`` when
+    the dataset has no ALCE prompt or the file lacks ALCE's fields.
+    """
+    import json
+    from pathlib import Path
+
+    from logic_rag.paths import shared_data_dir
+
+    base = dataset.lower().removeprefix("alce-")
+    if path is None:
+        if base not in ALCE_PROMPT_FILES:
+            raise ValueError(
+                f"ALCE has no prompt for {dataset!r}; use --prompt default "
+                f"(ALCE prompts: {', '.join(ALCE_PROMPT_FILES)})"
+            )
+        file = shared_data_dir() / ALCE_PROMPT_FILES[base]
+    else:
+        file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"{file}: no such file (ALCE's prompts/{base}_default.json; set LOGIC_RAG_DATA)"
+        )
+    data = json.loads(file.read_text(encoding="utf-8"))
+    missing = [
+        k
+        for k in ("instruction", "demo_sep", "demo_prompt", "doc_prompt", "demos")
+        if k not in data
+    ]
+    if missing:
+        raise ValueError(f"{file}: not an ALCE prompt file (missing {', '.join(missing)})")
+    return data
+
+
+def _alce_docs(doc_prompt: str, passages: Sequence[Any], max_chars: int) -> str:
+    parts = []
+    for i, passage in enumerate(passages, start=1):
+        text = " ".join(_field(passage, "text").split())
+        if len(text) > max_chars:
+            text = text[:max_chars].rsplit(" ", 1)[0] + " ..."
+        parts.append(
+            doc_prompt.replace("{ID}", str(i))
+            .replace("{T}", _field(passage, "title"))
+            .replace("{P}", text)
+        )
+    return "".join(parts)
+
+
+def _alce_item(
+    spec: dict[str, Any],
+    question: str,
+    passages: Sequence[Any],
+    answer: str | None,
+    max_chars: int,
+) -> str:
+    """One ALCE block: instruction, question, documents, then the answer (demos) or nothing."""
+    prompt = spec["demo_prompt"].replace("{INST}", spec["instruction"]).replace("{Q}", question)
+    if passages:
+        prompt = prompt.replace("{D}", _alce_docs(spec["doc_prompt"], passages, max_chars))
+    else:
+        prompt = prompt.replace("{D}\n", "")
+    prompt = prompt.replace("{A}", "").rstrip()
+    if answer is not None:
+        prompt += " " + answer.strip()
+    return prompt
+
+
+def build_alce_prompt(
+    question: str,
+    passages: Sequence[Any],
+    spec: dict[str, Any],
+    *,
+    shots: int = 1,
+    demo_docs: int = 2,
+    max_chars: int = DEFAULT_PASSAGE_CHARS,
+) -> str:
+    """ALCE's generation prompt: ``shots`` demos, then the question with its passages.
+
+    Built the way ALCE's ``make_demo`` builds it (instruction, ``Question:``, ``Document
+    [n](Title: ...): ...`` lines, ``Answer:``; demos joined by ``demo_sep``). The demos are
+    the file's first ``shots``, each with its first ``demo_docs`` documents: ALCE's own
+    setting for short contexts (``--fewer_doc_in_demo --ndoc_in_demo``), which keeps a
+    1.5B model's prompt near 900 tokens. The demo answers keep their citations, so the
+    model learns to cite ``[n]``.
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("question must be a non-empty string")
+    if shots < 0 or demo_docs < 0:
+        raise ValueError("shots and demo_docs must be non-negative")
+    demos = list(spec["demos"])[:shots]
+    if len(demos) < shots:
+        raise ValueError(f"the ALCE prompt file has {len(spec['demos'])} demos, not {shots}")
+    blocks = [
+        _alce_item(spec, d["question"], d.get("docs", [])[:demo_docs], d["answer"], max_chars)
+        for d in demos
+    ]
+    blocks.append(_alce_item(spec, question.strip(), passages, None, max_chars))
+    return spec["demo_sep"].join(blocks)

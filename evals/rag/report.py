@@ -60,13 +60,16 @@ def _metric_rows(results: Mapping[str, Any]) -> list[list[str]]:
                 _fmt(block.get("std")),
                 _fmt(block.get("count")),
                 _fmt(block.get("parse_failures")) if "parse_failures" in block else "n/a",
-                f"{scale[0]:g}-{scale[1]:g}" if scale else "0-1",
+                f"{scale[0]:g}-{scale[1]:g}" if scale else UNITS.get(name, "0-1"),
             ]
         )
     return rows
 
 
 _METRIC_HEAD = ["metric", "mean", "std", "scored", "parse failures", "scale"]
+
+#: Metrics that are counts, not scores in [0, 1]: their unit instead of a scale.
+UNITS: dict[str, str] = {"answer_words": "words"}
 
 
 def unscored_judges(results: Mapping[str, Any]) -> list[str]:
@@ -106,12 +109,33 @@ def _compare_rows(compare: Mapping[str, Any]) -> list[list[str]]:
                 ci,
                 _fmt(d.get("p_value")),
                 _fmt(d.get("n")),
+                _significance(low, high),
             ]
         )
     return rows
 
 
-_COMPARE_HEAD = ["metric", "A", "B", "B - A", "95% CI", "p", "pairs"]
+def _significance(low: float | None, high: float | None) -> str:
+    """'yes' when the paired interval excludes 0 (the difference is significant)."""
+    if low is None or high is None:
+        return "-"
+    return "yes" if low > 0 or high < 0 else "no"
+
+
+_COMPARE_HEAD = ["metric", "A", "B", "B - A", "95% CI", "p", "pairs", "significant"]
+
+
+def _corpus_lines(results: Mapping[str, Any]) -> list[str]:
+    """The default corpus's size and what it is, in prose."""
+    corpus = results.get("corpus")
+    if not corpus:
+        return []
+    line = (
+        f"{corpus['documents']} documents: {corpus['gold_of_evaluated_questions']} shipped with "
+        f"the evaluated questions (their gold), {corpus['distractors']} with other questions "
+        f"(distractors); {corpus['questions_without_gold']} evaluated questions ship none."
+    )
+    return [line, *([corpus["note"]] if corpus.get("note") else [])]
 
 
 def comparisons_of(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -191,6 +215,9 @@ def render_markdown(results: Mapping[str, Any], records: Sequence[Mapping[str, A
     title = config.get("dataset") or config.get("mode") or "rag"
     out = [f"# RAG evaluation: {title}", ""]
     out += ["## Configuration", "", *_md_table(["setting", "value"], _config_rows(results)), ""]
+    corpus = _corpus_lines(results)
+    if corpus:
+        out += ["## Corpus", "", *[x for line in corpus for x in (line, "")]]
     if results.get("metrics"):
         out += [
             f"## Results (n = {results.get('n')})",
@@ -198,7 +225,11 @@ def render_markdown(results: Mapping[str, Any], records: Sequence[Mapping[str, A
             "Judge scores that could not be parsed are counted as parse failures and left out "
             "of the mean (never scored as 0). Correctness is LlamaIndex's 1-5 scale; answer "
             "relevancy is its 0-2 points divided by 2 (0-1); rougeL is ROUGE-Lsum F1 with "
-            "stemming against the reference answers.",
+            "stemming against the best reference answer; str_em is ALCE's STR-EM (share of "
+            "the disambiguated questions whose short answer appears in the answer); "
+            "str_em_passages is the same over the retrieved passages (ALCE's retrieval "
+            "recall); gold_passage_recall is the share of the question's own passages "
+            "retrieved; answer_words is the answer's length.",
             "",
             *_md_table(_METRIC_HEAD, _metric_rows(results)),
             "",
@@ -290,7 +321,8 @@ def histogram_png(
         bins: Any = [x - 0.25 for x in (1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5)]
     else:
         bins = 10
-    ax.hist(list(values), bins=bins, range=None if isinstance(bins, list) else (low, high))
+    fixed = not isinstance(bins, list) and name not in UNITS
+    ax.hist(list(values), bins=bins, range=(low, high) if fixed else None)
     ax.set_title(f"{name} (n={len(values)})")
     ax.set_xlabel("score")
     ax.set_ylabel("items")
@@ -348,6 +380,9 @@ def render_html(
         "<h2>Configuration</h2>",
         _html_table(["setting", "value"], _config_rows(results)),
     ]
+    corpus = _corpus_lines(results)
+    if corpus:
+        parts += ["<h2>Corpus</h2>", *(f"<p>{html.escape(line)}</p>" for line in corpus)]
     if results.get("metrics"):
         parts += [
             f"<h2>Results (n = {html.escape(str(results.get('n')))})</h2>",

@@ -35,7 +35,7 @@ from logic_rag.errors import LogicRagError
 
 from .cache import ItemCache, check_run_settings, corpus_key
 from .judges import JUDGE_METRICS, METRIC_SCALES, Judges
-from .prompts import SYSTEM_PROMPT, build_rag_prompt
+from .prompts import SYSTEM_PROMPT, build_alce_prompt, build_rag_prompt
 
 __all__ = [
     "DATASETS",
@@ -97,9 +97,19 @@ class RagEvalConfig:
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     distributed_executor_backend: str | None = None
+    #: "default": this package's per-dataset prompt (:func:`build_rag_prompt`); "alce":
+    #: ALCE's prompt file for the dataset, ``shots`` demos with ``demo_docs`` documents each
+    #: (ALCE's ASQA default is 2 demos with 5 documents).
+    prompt: str = "default"
+    shots: int = 2
+    demo_docs: int = 5
 
     def __post_init__(self) -> None:
         self._check_parallel()
+        if self.prompt not in ("default", "alce"):
+            raise ValueError(f"prompt must be 'default' or 'alce', not {self.prompt!r}")
+        if self.shots < 0 or self.demo_docs < 0:
+            raise ValueError("shots and demo_docs must be non-negative")
         if self.compare is None:
             self.compare = ()
         elif isinstance(self.compare, str):
@@ -176,6 +186,8 @@ class RagEvalConfig:
             row["pool_limit"] = self.pool_limit
         if self.judge_style != "auto":  # likewise
             row["judge_style"] = self.judge_style
+        if self.prompt != "default":  # likewise
+            row.update(prompt=self.prompt, shots=self.shots, demo_docs=self.demo_docs)
         return row
 
     def to_json(self) -> dict[str, Any]:
@@ -231,6 +243,16 @@ class _Context:
     #: two retrievers that return the same passages give the same prompt, and greedy
     #: generation and the judges are deterministic, so the answer is reused, not redone.
     answered: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    _alce: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def alce_spec(self, dataset: str) -> dict[str, Any]:
+        """ALCE's prompt file for ``dataset``, read once."""
+        if dataset not in self._alce:
+            from .prompts import load_alce_prompt
+
+            self._alce[dataset] = load_alce_prompt(dataset)
+        return self._alce[dataset]
 
     def remember(self, label: str, records: Sequence[Mapping[str, Any]]) -> None:
         for record in records:
@@ -395,7 +417,11 @@ def _make_generator(spec: str, parallel: Mapping[str, Any] | None = None) -> Any
     from logic_rag.generators.base import make_generator, parallel_options, parse_spec
 
     parsed = parse_spec(spec)
+    parallel = dict(parallel or {})
+    context = parallel.pop("context", None)
     options = parallel_options("vllm", **parallel) if parallel and parsed.backend == "vllm" else {}
+    if context is not None:
+        options["context"] = context
     return make_generator(parsed, **options)
 
 
@@ -420,6 +446,10 @@ def _build_context(config: RagEvalConfig, generator: Any | None, judge_llm: Any 
         judge_gen = None
         if judge_llm is None:
             judge_gen = generator if config.judge == config.generator else None
+            if judge_gen is not None and hasattr(generator, "context"):
+                # the same llama.cpp model in its own context: generating and judging each
+                # keep their prompt prefix (ALCE's demos, the rubric) in their own KV cache
+                judge_gen = _make_generator(config.judge, {"context": "judge"})
             if judge_gen is None:
                 judge_gen = _make_generator(config.judge, config.parallel())
         from .small_judges import ChoiceJudges, supports_choices
@@ -436,7 +466,10 @@ def _build_context(config: RagEvalConfig, generator: Any | None, judge_llm: Any 
             if judge_llm is None:
                 judge_llm = _judge_llm(judge_gen, config.judge_max_tokens)
             judges = Judges(judge_llm, name=config.judge)
-    return _Context(generator, judges, {"load_models_s": time.perf_counter() - started})
+    ctx = _Context(generator, judges, {"load_models_s": time.perf_counter() - started})
+    if config.prompt == "alce":
+        ctx.alce_spec(config.dataset)  # a missing prompt file fails before any indexing
+    return ctx
 
 
 # --------------------------------------------------------------------------- one item
@@ -479,14 +512,58 @@ def _retrieve(
 
 
 def _lexical_metrics(example: Any, answer: str) -> dict[str, float | None]:
-    from .metrics import exact_match_recall, rouge_lsum
+    from .metrics import answer_words, exact_match_recall, rouge_lsum
 
     refs = [a for a in (example.answers or []) if _text(a).strip()]
     row: dict[str, float | None] = {"rougeL": rouge_lsum(answer, refs) if refs else None}
     shorts = getattr(example, "short_answers", None)
     if shorts:
         row["str_em"] = exact_match_recall(answer, shorts)
+    row["answer_words"] = float(answer_words(answer))
     return row
+
+
+def _retrieval_metrics(
+    config: RagEvalConfig, example: Any, hits: Sequence[Any]
+) -> dict[str, float | None]:
+    """How good the passages were, before any generation (ALCE reports both).
+
+    ``str_em_passages``: STR-EM of the top-k passages' text taken together, ALCE's
+    retrieval recall for ASQA (can the answer be found in what the generator saw?).
+    ``gold_passage_recall``: share of the Wikipedia text shipped with the question that is
+    among the top k; only on the dataset's own corpus (a user's corpus has other passages).
+    """
+    from .metrics import exact_match_recall
+
+    row: dict[str, float | None] = {}
+    shorts = getattr(example, "short_answers", None)
+    if shorts:
+        row["str_em_passages"] = exact_match_recall(
+            "\n".join(_text(getattr(h, "text", "")) for h in hits), shorts
+        )
+    docs = getattr(example, "documents", None) or ()
+    if docs and not config.corpus:
+        gold = {(d.title, d.text) for d in docs}
+        found = {(getattr(h, "title", ""), getattr(h, "text", "")) for h in hits}
+        row["gold_passage_recall"] = len(gold & found) / len(gold)
+    return row
+
+
+def _generation_prompt(config: RagEvalConfig, ctx: _Context, example: Any, hits: Any) -> str:
+    if config.prompt == "alce":
+        return build_alce_prompt(
+            example.question,
+            hits,
+            ctx.alce_spec(config.dataset),
+            shots=config.shots,
+            demo_docs=config.demo_docs,
+        )
+    return build_rag_prompt(example.question, hits, config.dataset)
+
+
+def _system_prompt(config: RagEvalConfig) -> str | None:
+    """ALCE's prompt carries its own instruction and no system message."""
+    return None if config.prompt == "alce" else SYSTEM_PROMPT
 
 
 def _process_item(
@@ -501,20 +578,21 @@ def _process_item(
     hits = _retrieve(retriever, example, config.k, exclude)
     timings["retrieve_s"] = time.perf_counter() - t0
 
-    prompt = build_rag_prompt(example.question, hits, config.dataset)
+    prompt = _generation_prompt(config, ctx, example, hits)
     reference = _reference(example)
     key = _prompt_key(config, prompt, reference)
+    retrieval = _retrieval_metrics(config, example, hits)
     earlier = ctx.answered.get(key)
     if earlier is not None and all(m in earlier[1].get("metrics", {}) for m in config.judges):
-        return _reused(example, hits, key, *earlier, timings)
+        return _reused(example, hits, key, *earlier, timings, retrieval)
     t0 = time.perf_counter()
     answer = ctx.generator.generate(
-        [prompt], max_tokens=config.max_tokens, temperature=0.0, system=SYSTEM_PROMPT
+        [prompt], max_tokens=config.max_tokens, temperature=0.0, system=_system_prompt(config)
     )[0]
     timings["generate_s"] = time.perf_counter() - t0
     answer = answer.strip() if isinstance(answer, str) else ""
 
-    metrics: dict[str, float | None] = dict(_lexical_metrics(example, answer))
+    metrics: dict[str, float | None] = {**_lexical_metrics(example, answer), **retrieval}
     judge_raw: dict[str, str | None] = {}
     if ctx.judges is not None:
         t0 = time.perf_counter()
@@ -552,7 +630,7 @@ def _prompt_key(config: RagEvalConfig, prompt: str, reference: str | None) -> st
         str(config.judge_max_tokens),
         config.judge_style,
         ",".join(config.judges),
-        SYSTEM_PROMPT,
+        _system_prompt(config) or "",
         prompt,
         reference or "",
     ]
@@ -566,6 +644,7 @@ def _reused(
     label: str,
     earlier: Mapping[str, Any],
     timings: dict[str, float],
+    retrieval: Mapping[str, float | None],
 ) -> dict[str, Any]:
     """The record of an item whose prompt another retriever already answered."""
     answer = earlier.get("answer", "")
@@ -574,7 +653,11 @@ def _reused(
         "question": example.question,
         "answer": answer,
         "passages": _passage_rows(hits),
-        "metrics": {**earlier.get("metrics", {}), **_lexical_metrics(example, answer)},
+        "metrics": {
+            **earlier.get("metrics", {}),
+            **_lexical_metrics(example, answer),
+            **retrieval,
+        },
         "judge_raw": dict(earlier.get("judge_raw", {})),
         "timings": {**timings, "generate_s": 0.0, "judge_s": 0.0},
         "prompt_sha256": key,
@@ -749,6 +832,9 @@ def run_rag_eval(
     index_root = out / "index"
     summary, records = _single_run(config, ctx, examples, on_item, retriever, index_root)
     results: dict[str, Any] = {**summary, "config": config.to_json()}
+    corpus = _corpus_block(config, examples)
+    if corpus:
+        results["corpus"] = corpus
     results["timings"] = {**ctx.timings, **summary["timings"]}
     runs = [(config.label, summary, records)]
     for i in range(len(config.compare)):
@@ -768,6 +854,33 @@ def run_rag_eval(
 
         write_reports(out, results, records, compare_records)
     return results
+
+
+#: What a default corpus is, said in the report next to its size.
+CORPUS_NOTES: dict[str, str] = {
+    "asqa": (
+        "ASQA ships no retrieval corpus. This one is the Wikipedia text the file carries "
+        "(annotators' knowledge snippets and the qa pairs' context paragraphs, deduplicated, "
+        "titled by their page) for every question in it: a question's own text is its gold, "
+        "the other questions' text its distractors. It is far smaller and easier than the "
+        "21M-passage 2018 Wikipedia ALCE retrieves from: compare retrievers on it, not "
+        "with ALCE's published numbers."
+    ),
+}
+
+
+def _corpus_block(config: RagEvalConfig, examples: Sequence[Any]) -> dict[str, Any] | None:
+    """Size and provenance of the default corpus of a dataset that ships its passages."""
+    if config.corpus or not any(getattr(ex, "documents", None) for ex in examples):
+        return None
+    from .pool import describe_corpus
+
+    docs = _default_documents(config, examples)
+    block: dict[str, Any] = {"source": "default", **describe_corpus(examples, docs)}
+    base = config.dataset.removeprefix("alce-")
+    if base in CORPUS_NOTES and not config.dataset.startswith("alce-"):
+        block["note"] = CORPUS_NOTES[base]
+    return block
 
 
 def _per_compare(given: Any | Sequence[Any] | None, n: int) -> list[Any | None]:

@@ -56,7 +56,7 @@ LLAMACPP_INSTALL_HINT = (
     "'transformers:qwen2.5-1.5b'."
 )
 
-_MODELS: dict[tuple[str, int, int], Any] = {}
+_MODELS: dict[tuple[str, int, int, str], Any] = {}
 _MODELS_LOCK = threading.Lock()
 _LOCKS: dict[int, threading.Lock] = {}
 
@@ -108,7 +108,10 @@ class LlamaCppGenerator:
 
     ``n_ctx`` bounds prompt plus answer (older prompt tokens are cut first);
     ``n_threads`` defaults to every core (llama-cpp-python's default is half of them).
-    One ``Llama`` per (file, n_ctx, threads) is shared within the process.
+    One ``Llama`` per (file, n_ctx, threads, ``context``) is shared within the process.
+    Give two users of one model different ``context`` names (e.g. a RAG generator and its
+    judge) and each keeps its own KV cache, so neither evaluates its shared prompt prefix
+    again after the other ran; the weights are memory-mapped once.
     """
 
     def __init__(
@@ -119,6 +122,7 @@ class LlamaCppGenerator:
         n_threads: int | None = None,
         n_batch: int = 512,
         seed: int = 0,
+        context: str = "shared",
     ) -> None:
         if not llamacpp_available():
             raise GeneratorError(LLAMACPP_INSTALL_HINT)
@@ -129,6 +133,7 @@ class LlamaCppGenerator:
         self.n_threads = n_threads or os.cpu_count() or 1
         self.n_batch = n_batch
         self.seed = seed
+        self.context = context
         self.name = f"llamacpp:{model}"
         self._formatter: Any = None
         #: Scored prompts, their tokens, and the tokens evaluated after prefix reuse.
@@ -142,7 +147,7 @@ class LlamaCppGenerator:
     def load(self) -> Any:
         """The shared ``llama_cpp.Llama`` for this model, loaded on first use."""
         path = str(resolve_gguf(self.model))
-        key = (path, self.n_ctx, self.n_threads)
+        key = (path, self.n_ctx, self.n_threads, self.context)
         with _MODELS_LOCK:
             if key not in _MODELS:
                 from llama_cpp import Llama

@@ -67,21 +67,80 @@ def test_limit_takes_the_first_in_file_order(shared_data: Path) -> None:
 
 
 def test_asqa_sample_structure(shared_data: Path) -> None:
-    dev = load_rag_dataset("asqa")  # dev split by default
+    sample = shared_data / "rag/asqa/asqa_sample3.json"
+    dev = load_rag_dataset("asqa", sample)  # dev split by default
     assert [ex.id for ex in dev] == ["-7013890438520559398"]
     ex = dev[0]
     assert ex.question == "Who has the highest goals in world football?"
     assert ex.short_answers == (("Daei", "Ali Daei"), ("Sinclair", "Christine Sinclair"))
     assert ex.answers[0].startswith("The players with the highest all-time goals")
-    assert len(ex.documents) == 1 and ex.documents[0].title == "Christine Sinclair"
+    knowledge = [d for d in ex.documents if d.metadata["kind"] == "knowledge"]
+    assert len(knowledge) == 1 and knowledge[0].title == "Christine Sinclair"
+    contexts = [d for d in ex.documents if d.metadata["kind"] == "qa_context"]
+    assert [d.title for d in contexts] == [
+        "List of women's footballers with 100 or more international goals ..."
+    ]
     assert ex.metadata["split"] == "dev"
-    every = load_rag_dataset("asqa", split="all")
+    every = load_rag_dataset("asqa", sample, split="all")
     assert len(every) == 3 and every[0] == ex
     # a knowledge entry whose content is null ships no document
     bunkd = next(e for e in every if e.id == "-5742327688291876861")
     assert bunkd.documents == ()
     with pytest.raises(ValueError, match="no split 'test'"):
-        load_rag_dataset("asqa", split="test")
+        load_rag_dataset("asqa", sample, split="test")
+
+
+def test_asqa_dev500_lines(shared_data: Path) -> None:
+    """The 500 real dev questions, one per line: counts read independently of the loader."""
+    path = shared_data / "rag/asqa/asqa_dev500.jsonl"
+    raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    examples = load_rag_dataset("asqa", path)
+    assert [ex.id for ex in examples] == [r["sample_id"] for r in raw]
+    assert default_path("asqa") == path  # no ASQA.json here: the dev file is the default
+    assert sum(len(ex.short_answers) for ex in examples) == sum(len(r["qa_pairs"]) for r in raw)
+    assert all(len(ex.answers) == 2 for ex in examples)
+    contexts = {
+        (p["wikipage"] or "", p["context"].strip())
+        for r in raw
+        for p in r["qa_pairs"]
+        if p["context"].strip() and p["context"] != "No context provided"
+    }
+    shipped = {
+        (d.title, d.text)
+        for ex in examples
+        for d in ex.documents
+        if d.metadata["kind"] == "qa_context"
+    }
+    assert shipped == contexts
+    first = examples[0]
+    assert first.short_answers[1] == ("Bican", "Josef Bican")
+    assert {d.title for d in first.documents} >= {"Christine Sinclair", "Ali Daei"}
+    assert all(d.metadata["source_id"] == first.id for d in first.documents)
+    with pytest.raises(ValueError, match="a line-based ASQA file holds one split"):
+        load_rag_dataset("asqa", path, split="dev")
+
+
+def test_asqa_lines_skip_missing_context_and_bad_ids(tmp_path: Path) -> None:
+    record = {
+        "sample_id": "s1",
+        "ambiguous_question": "Q?",
+        "qa_pairs": [
+            {"question": "a?", "short_answers": ["x"], "context": "No context provided"},
+            {"question": "b?", "short_answers": ["y"], "context": "Para.", "wikipage": "P"},
+        ],
+        "annotations": [{"long_answer": "L", "knowledge": [{"content": "Para.", "wikipage": "P"}]}],
+    }
+    path = tmp_path / "asqa.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (ex,) = load_rag_dataset("asqa", path)
+    # the paragraph quoted as a qa context and as knowledge is one document
+    assert [(d.title, d.text, d.metadata["kind"]) for d in ex.documents] == [
+        ("P", "Para.", "qa_context")
+    ]
+    record["sample_id"] = None
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match="sample_id"):
+        load_rag_dataset("asqa", path)
 
 
 def test_alce_demo_files(shared_data: Path) -> None:
@@ -226,7 +285,7 @@ def test_default_path_prefers_official_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOGIC_RAG_DATA", str(tmp_path))
-    assert default_path("asqa") == tmp_path / "rag/asqa/ASQA.json"  # neither exists
+    assert default_path("asqa") == tmp_path / "rag/asqa/ASQA.json"  # none exists
     sample = tmp_path / "rag/asqa/asqa_sample3.json"
     sample.parent.mkdir(parents=True)
     sample.write_text("{}", encoding="utf-8")

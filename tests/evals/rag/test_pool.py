@@ -15,6 +15,7 @@ from logic_rag.evals.rag.pool import (
     NoDefaultCorpusError,
     chunk_text,
     default_corpus,
+    describe_corpus,
     excluded_for,
     split_sentences,
 )
@@ -116,10 +117,27 @@ def test_shipped_documents_union(shared_data: Path) -> None:
     assert {(d.title, d.text) for d in docs} == {(d.title, d.text) for d in shipped}
     assert len(docs) == len({(d.title, d.text) for d in shipped})  # duplicates indexed once
     assert not any(excluded_for(ex, d) for ex in examples for d in docs)
-    asqa_examples = load_rag_dataset("asqa", split="all")
+    sample = shared_data / "rag/asqa/asqa_sample3.json"
+    asqa_examples = load_rag_dataset("asqa", sample, split="all")
     asqa = default_corpus("asqa", asqa_examples)
     assert [d.id for d in asqa] == [d.id for ex in asqa_examples for d in ex.documents]
-    assert asqa[0].title == "Christine Sinclair"
+    assert asqa[0].title.startswith("List of women's footballers")
+
+
+def test_asqa_corpus_has_every_question_of_the_file(shared_data: Path) -> None:
+    """Five evaluated questions retrieve from the text of all 500: the rest are distractors."""
+    path = shared_data / "rag/asqa/asqa_dev500.jsonl"
+    every = load_rag_dataset("asqa", path)
+    first5 = every[:5]
+    docs = default_corpus("asqa", first5)
+    texts = {(d.title, d.text) for ex in every for d in ex.documents}
+    assert {(d.title, d.text) for d in docs} == texts
+    assert len(docs) == len(texts)  # a paragraph two questions quote is indexed once
+    sizes = describe_corpus(first5, docs)
+    own = {(d.title, d.text) for ex in first5 for d in ex.documents}
+    assert sizes["gold_of_evaluated_questions"] == len(own)
+    assert sizes["distractors"] == len(texts) - len(own) > 1000
+    assert sizes["questions_without_gold"] == sum(1 for ex in first5 if not ex.documents)
 
 
 def test_no_default_corpus_errors_ask_for_corpus(
