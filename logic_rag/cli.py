@@ -50,10 +50,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
         show_progress_bar=not args.quiet,
         encode_with=encode_with,
         max_document_chars=args.max_doc_chars,
+        sentence_dtype=args.sentence_dtype,
         **_store_options(args),
     )
     out = retriever.save(args.out)
-    extras = "" if args.no_passages else " + sentence vectors"
+    extras = "" if args.no_passages else f" + {args.sentence_dtype} sentence vectors"
     extras += f" + {args.sparse_model}" if args.sparse_model else ""
     extras += " on Ray" if encode_with is not None else ""
     print(
@@ -629,6 +630,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-passages",
         action="store_true",
         help="skip sentence vectors (half the indexing time; weaker constraint checks)",
+    )
+    p.add_argument(
+        "--sentence-dtype",
+        default="float16",
+        choices=["float16", "int8", "float32"],
+        help="how sentence vectors are stored (default float16; int8 halves them again, "
+        "with one scale per sentence); loaded indexes map them from disk",
     )
     p.add_argument(
         "--sparse-model", default=None, help="also build a SPLADE index (e.g. splade-tiny)"

@@ -38,7 +38,13 @@ from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
 from logic_rag.index.faiss_index import IndexKind
-from logic_rag.index.passages import PassageVectors, split_corpus
+from logic_rag.index.passages import (
+    DEFAULT_SENTENCE_DTYPE,
+    PassageVectors,
+    SentenceDtype,
+    check_sentence_dtype,
+    split_corpus,
+)
 from logic_rag.index.snapshot import open_snapshot
 from logic_rag.pipeline.context import Resources, SearchContext
 from logic_rag.pipeline.stage import Pipeline, Stage
@@ -87,6 +93,7 @@ def _build_with(
     index: IndexKind,
     index_options: dict[str, Any],
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
+    sentence_dtype: SentenceDtype = DEFAULT_SENTENCE_DTYPE,
 ) -> tuple[Retriever, PassageVectors | None]:
     """Dense index and sentence vectors from one Ray pass over documents then sentences.
 
@@ -111,7 +118,9 @@ def _build_with(
     dense.text_budget = budget
     passage_vectors = None
     if offsets is not None:
-        passage_vectors = PassageVectors.from_vectors(vectors[len(docs) :], offsets)
+        passage_vectors = PassageVectors.from_vectors(
+            vectors[len(docs) :], offsets, dtype=sentence_dtype
+        )
     return dense, passage_vectors
 
 
@@ -173,6 +182,7 @@ class LogicRetriever:
         store_token: str | None = None,
         overwrite_store: bool = False,
         max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
+        sentence_dtype: SentenceDtype = DEFAULT_SENTENCE_DTYPE,
         **index_options: Any,
     ) -> LogicRetriever:
         """Embed and index ``documents``.
@@ -186,12 +196,19 @@ class LogicRetriever:
         adds a SPLADE inverted index for the ``splade*`` strategies. ``encode_with``
         (a :class:`~logic_rag.encoders.ray_encoding.RayEncoding`) embeds documents and
         sentences on a Ray cluster instead of in this process; the index is the same.
+        ``sentence_dtype`` stores the sentence vectors as ``float16`` (default), ``int8``
+        (half the size; per-vector scale) or ``float32`` (see
+        :mod:`logic_rag.index.passages`). ``index`` picks the FAISS document index
+        (``flat``, exact, default; ``hnsw``; ``ivfpq`` for corpora whose float32 vectors do
+        not fit in memory); ``index_options`` go to
+        :class:`~logic_rag.index.faiss_index.DenseIndex`.
 
         ``store`` keeps the document and sentence vectors in Milvus instead of FAISS
         (``milvus://file.db`` for Milvus Lite, ``http(s)://host:port`` for a server; see
         :mod:`logic_rag.index.milvus_store`) under ``collection``. An existing collection
         is refused before anything is embedded unless ``overwrite_store`` is set.
         """
+        check_sentence_dtype(sentence_dtype)
         milvus = None
         if store is not None:
             from logic_rag.index.milvus_store import MilvusStore, parse_store_uri
@@ -207,7 +224,14 @@ class LogicRetriever:
         docs = list(documents)
         if encode_with is not None:
             dense, passage_vectors = _build_with(
-                encode_with, docs, model, passages, index, index_options, max_document_chars
+                encode_with,
+                docs,
+                model,
+                passages,
+                index,
+                index_options,
+                max_document_chars,
+                sentence_dtype,
             )
         else:
             dense = Retriever.build(
@@ -224,6 +248,7 @@ class LogicRetriever:
                 dense.encoder,
                 _bounded_bodies(docs, max_document_chars),
                 show_progress_bar=show_progress_bar,
+                dtype=sentence_dtype,
             )
         sparse = None
         if sparse_model is not None:
@@ -278,7 +303,7 @@ class LogicRetriever:
         model = {"name": encoder.name, "weights_sha256": encoder.fingerprint}
         sentences = None
         if self.passages is not None:
-            sentences = (self.passages.vectors, self.passages.offsets)
+            sentences = (self.passages.float_rows(), self.passages.offsets)
         stored = milvus.write(
             np.asarray(self.dense.index.vectors()), sentences, {"model": model}, overwrite=overwrite
         )
@@ -330,7 +355,9 @@ class LogicRetriever:
             if "store" in manifest:
                 passages = manifest.pop("_store_passages", None)
             elif manifest.get("passages"):
-                passages = PassageVectors.load(snapshot, len(dense))
+                passages = PassageVectors.load(
+                    snapshot, len(dense), dtype=manifest.get("sentence_dtype")
+                )
             sparse = None
             if "sparse" in manifest:
                 from logic_rag.sparse_retriever import SparseSide
@@ -351,6 +378,8 @@ class LogicRetriever:
         manifest: dict[str, Any] = {"passages": self.passages is not None}
         if self.passages is not None:
             files.update(self.passages.writers())
+            if isinstance(self.passages, PassageVectors):
+                manifest.update(self.passages.manifest())
         if self.sparse is not None:
             sparse_files, manifest["sparse"] = self.sparse.writers()
             files.update(sparse_files)

@@ -426,7 +426,7 @@ def _files_to_open(manifest: dict[str, Any]) -> list[str]:
     if manifest.get("passages"):
         from logic_rag.index.passages import PassageVectors
 
-        names += [PassageVectors.VECTORS_FILE, PassageVectors.OFFSETS_FILE]
+        names += PassageVectors.files(manifest.get("sentence_dtype"))
     return names + _sparse_files(manifest)
 
 

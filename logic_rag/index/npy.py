@@ -4,6 +4,11 @@
 array allocated before the short read is noticed. :func:`read_npy` parses the header,
 refuses object dtypes (no pickle) and any shape whose byte count differs from what is
 left in the file, and only then allocates and fills the array.
+
+:func:`map_npy` makes the same checks and then maps the file instead of reading it: the
+array is an :class:`numpy.memmap` whose pages are read when touched, so a 15 GB table of
+sentence vectors costs resident memory only for the rows a search reads (the kernel may
+drop clean pages again under pressure).
 """
 
 from __future__ import annotations
@@ -16,17 +21,16 @@ import numpy as np
 
 from logic_rag.errors import IndexCorruptError
 
-__all__ = ["read_npy"]
+__all__ = ["read_npy", "map_npy"]
 
 _MAX_HEADER = 10_000
 
 
-def read_npy(handle: BinaryIO, size: int, path: str | os.PathLike[str]) -> np.ndarray:
-    """The array in ``handle`` (positioned at its start; ``size`` bytes from there).
-
-    Raises :class:`~logic_rag.errors.IndexCorruptError` naming ``path`` for a bad header,
-    an object dtype, or a shape that does not match the file's length.
-    """
+def _checked_header(
+    handle: BinaryIO, size: int, path: str | os.PathLike[str]
+) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """``(shape, fortran_order, dtype, data_offset)`` of the array in ``handle`` (at its
+    start, ``size`` bytes from there), after the checks described in the module docstring."""
     fmt = np.lib.format
     start = handle.tell()
     try:
@@ -41,14 +45,25 @@ def read_npy(handle: BinaryIO, size: int, path: str | os.PathLike[str]) -> np.nd
         raise IndexCorruptError(f"{path}: not a readable .npy array ({exc})") from None
     if dtype.hasobject:
         raise IndexCorruptError(f"{path}: holds Python objects; logic-rag arrays never do")
-    count = math.prod(shape)
-    claimed = count * dtype.itemsize
+    claimed = math.prod(shape) * dtype.itemsize
     left = size - (handle.tell() - start)
     if claimed != left:
         raise IndexCorruptError(
             f"{path}: the header claims shape {shape} ({claimed} bytes) but {left} bytes follow "
             f"it; the file is damaged, rebuild the index"
         )
+    return shape, fortran, dtype, handle.tell() - start
+
+
+def read_npy(handle: BinaryIO, size: int, path: str | os.PathLike[str]) -> np.ndarray:
+    """The array in ``handle`` (positioned at its start; ``size`` bytes from there).
+
+    Raises :class:`~logic_rag.errors.IndexCorruptError` naming ``path`` for a bad header,
+    an object dtype, or a shape that does not match the file's length.
+    """
+    shape, fortran, dtype, _offset = _checked_header(handle, size, path)
+    count = math.prod(shape)
+    claimed = count * dtype.itemsize
     array = np.empty(count, dtype=dtype)
     view = memoryview(array).cast("B") if claimed else memoryview(b"")
     filled = 0
@@ -58,3 +73,25 @@ def read_npy(handle: BinaryIO, size: int, path: str | os.PathLike[str]) -> np.nd
             raise IndexCorruptError(f"{path}: the file ends before its array does")
         filled += n
     return array.reshape(shape, order="F" if fortran else "C")
+
+
+def map_npy(fd: int, path: str | os.PathLike[str]) -> np.ndarray:
+    """The whole-file array behind descriptor ``fd``, memory-mapped read-only.
+
+    ``fd`` is taken over (closed here); the mapping stays valid after that, and after the
+    file is renamed or deleted, because it holds the file itself. The header is checked
+    exactly as in :func:`read_npy`. An empty array comes back as an ordinary one (a
+    zero-length file region cannot be mapped).
+    """
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        shape, fortran, dtype, offset = _checked_header(handle, size, path)
+        if math.prod(shape) == 0:
+            return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+        try:
+            return np.memmap(
+                handle, dtype=dtype, mode="r", offset=offset, shape=shape,
+                order="F" if fortran else "C",
+            )  # fmt: skip
+        except (OSError, ValueError) as exc:
+            raise IndexCorruptError(f"{path}: cannot map the array ({exc})") from None

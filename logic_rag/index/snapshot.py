@@ -118,6 +118,11 @@ class IndexSnapshot:
         fd = self._fd(name)
         return io.BufferedReader(_FdReader(fd, os.fstat(fd).st_size), 1 << 20)  # type: ignore[return-value]
 
+    def descriptor(self, name: str) -> int:
+        """A new descriptor of the listed file ``name`` (the caller closes it), for
+        memory-mapping: the mapped bytes are those of this version, hashed at open."""
+        return os.dup(self._fd(name))
+
     def display(self, name: str) -> Path:
         """The path of ``name`` as the user knows it, for messages."""
         return self.folder / name
@@ -183,6 +188,9 @@ class SnapshotView(os.PathLike[str]):
 
     def size(self, name: str) -> int:
         return self.snapshot.size(self._name(name))
+
+    def descriptor(self, name: str) -> int:
+        return self.snapshot.descriptor(self._name(name))
 
     def display(self, name: str) -> Path:
         return self.snapshot.display(self._name(name))
@@ -359,6 +367,9 @@ class FolderFiles:
 
     def size(self, name: str) -> int:
         return (self.folder / name).stat().st_size
+
+    def descriptor(self, name: str) -> int:
+        return os.open(self.folder / name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
 
     def display(self, name: str) -> Path:
         return self.folder / name

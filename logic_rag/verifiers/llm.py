@@ -117,7 +117,7 @@ class LLMVerifier(PairVerifier):
         if len(sentences) != end - start:
             return content  # an index written by another sentence splitter
         vector = ctx.vectors([atom])[0].astype(np.float32)
-        sims = passages.vectors[start:end].astype(np.float32) @ vector
+        sims = passages.decode(start, end) @ vector
         chosen: list[int] = []
         budget = self.max_chars - len(doc.title) - 2
         for i in np.argsort(-sims, kind="stable")[: self.evidence_sentences].tolist():
