@@ -36,6 +36,8 @@ __all__ = ["Hit", "Retriever", "make_hits"]
 
 _FAISS_FILE = "index.faiss"
 _DOCS_FILE = "documents.jsonl"
+#: IVF-PQ's exact document vectors (float16), read for the candidates a search rescores.
+_EXACT_FILE = "doc_vectors.npy"
 
 
 @dataclass
@@ -204,6 +206,11 @@ class Retriever:
         if store is None:
             manifest["index_file"] = _FAISS_FILE
             writers[_FAISS_FILE] = self.index.save
+            exact = self.index.exact
+            if exact is not None:
+                manifest["doc_vectors_file"] = _EXACT_FILE
+                manifest["refine"] = self.index.refine
+                writers[_EXACT_FILE] = lambda p: _save_npy(p, exact)
         else:  # the vectors live in a vector store (Milvus): the folder names it
             manifest["store"] = store.record()
         return write_folder(out_dir, writers, manifest)
@@ -311,6 +318,8 @@ class Retriever:
             name = manifest.get("index_file", _FAISS_FILE)
             with snapshot.open(name) as handle:
                 index = DenseIndex.load(handle, kind, name=snapshot.display(name))
+            if "doc_vectors_file" in manifest:
+                _attach_exact(snapshot, manifest, index)
         if index.dim != dimension or index.ntotal != count:
             raise IndexCorruptError(
                 f"{folder}: the FAISS file holds {index.ntotal} vectors of dimension "
@@ -345,6 +354,31 @@ class Retriever:
         k = _cap_k(k, len(self))
         scores, ids = self.index.search(self.encoder.encode_queries(texts), k)
         return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    from logic_rag.atomic import atomic_open
+
+    with atomic_open(path, "wb") as handle:
+        np.save(handle, array, allow_pickle=False)
+
+
+def _attach_exact(snapshot: IndexSnapshot, manifest: dict[str, Any], index: DenseIndex) -> None:
+    """Map IVF-PQ's exact vectors (listed, hence checksummed) and give them to ``index``."""
+    from logic_rag.index.npy import map_npy
+
+    name = manifest["doc_vectors_file"]
+    refine = manifest.get("refine", 4)
+    where = snapshot.display(name)
+    if isinstance(refine, bool) or not isinstance(refine, int) or refine < 1:
+        raise IndexCorruptError(f"{where}: the manifest's refine must be a positive integer")
+    vectors = map_npy(snapshot.descriptor(name), where)
+    if vectors.ndim != 2 or vectors.dtype not in (np.float16, np.float32):
+        raise IndexCorruptError(f"{where} holds {vectors.dtype} {vectors.shape}; rebuild the index")
+    try:
+        index.attach_exact(vectors, refine)
+    except IndexMismatchError as exc:
+        raise IndexCorruptError(f"{where}: {exc}; rebuild the index") from None
 
 
 def check_k(k: object) -> int:
@@ -423,6 +457,8 @@ def _files_to_open(manifest: dict[str, Any]) -> list[str]:
     if "store" in manifest:  # the vectors live in Milvus; only SPLADE stays in the folder
         return names + _sparse_files(manifest)
     names.insert(0, manifest.get("index_file", _FAISS_FILE))
+    if "doc_vectors_file" in manifest:
+        names.append(manifest["doc_vectors_file"])
     if manifest.get("passages"):
         from logic_rag.index.passages import PassageVectors
 

@@ -68,3 +68,30 @@ def test_save_load_round_trip_and_corrupt_file(tmp_path):
     (tmp_path / "bad.faiss").write_bytes(b"garbage" * 10)
     with pytest.raises(IndexCorruptError, match="rebuild the index"):
         DenseIndex.load(tmp_path / "bad.faiss")
+
+
+def test_ivfpq_rescoring_with_exact_vectors_recovers_the_flat_top_10():
+    rng = np.random.default_rng(5)
+    docs = _unit(rng, 4000, 32)
+    queries = _unit(rng, 30, 32)
+    truth = np.argsort(-(queries @ docs.T), axis=1)[:, :10]
+    # Every list probed (nprobe is capped at nlist), 8 coarse codes: PQ error alone.
+    codes_only = DenseIndex(32, "ivfpq", refine=0, nprobe=10_000, pq_m=8)
+    codes_only.add(docs)
+    assert codes_only.exact is None
+    refined = DenseIndex(32, "ivfpq", nprobe=10_000, pq_m=8, refine=10)
+    refined.add(docs[:1000])
+    refined.add(docs[1000:])
+    assert refined.exact.dtype == np.float16 and refined.exact.shape == (4000, 32)
+
+    def recall(ids):
+        return np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, truth, strict=True)])
+
+    scores, ids = refined.search(queries, 10)
+    assert recall(ids) >= 0.95 and recall(codes_only.search(queries, 10)[1]) < 0.7
+    exact = queries @ docs.T
+    np.testing.assert_allclose(scores, np.take_along_axis(exact, ids, 1), atol=2e-3)
+    assert np.all(np.diff(scores, axis=1) <= 0)
+    np.testing.assert_array_equal(refined.vectors(), refined.exact)
+    with pytest.raises(ValueError, match="refine"):
+        DenseIndex(32, "ivfpq", refine=-1)
