@@ -34,6 +34,7 @@ from logic_rag.candidates.orthogonal import OrthogonalCandidates
 from logic_rag.candidates.splade import SpladeCandidates
 from logic_rag.compose.logic import ScoreFusion, SoftLogic
 from logic_rag.compose.soft_logic import TNorm
+from logic_rag.generators.base import check_deadline
 from logic_rag.pipeline.exclusion import ExcludeViolations, ExclusionMode
 from logic_rag.pipeline.ranking import Backfill, Combine, Cutoff, TopK
 from logic_rag.pipeline.stage import Pipeline, Stage
@@ -119,6 +120,14 @@ class LogicConfig:
             :mod:`logic_rag.pipeline.exclusion`). Applies to every strategy that checks
             constraints.
         exclusion_mode: ``sink`` (violators go below, still listed) or ``drop``.
+        llm_deadline_s: overall time limit, in seconds, of each request that an LLM
+            verifier named here by spec (``verifier``, ``quality_cheap``, ``quality``'s
+            default) sends to a generator server (``llm:openai:URL#MODEL``): every try,
+            server and byte together. ``None`` keeps the process default
+            (:func:`~logic_rag.generators.base.default_deadline`, 300 s, which ``logic-rag
+            --deadline`` sets). In-process generators send no requests; it does not apply
+            to them, nor to a verifier given as an object (give its generator a
+            ``deadline`` instead).
     """
 
     candidates: int = 100
@@ -147,8 +156,17 @@ class LogicConfig:
     quality_cheap: str | Verifier | None = None
     exclude_violations: float | None = None
     exclusion_mode: ExclusionMode = "sink"
+    llm_deadline_s: float | None = None
 
     def __post_init__(self) -> None:
+        if self.llm_deadline_s is not None:
+            try:
+                check_deadline(self.llm_deadline_s)
+            except ValueError:
+                raise ValueError(
+                    f"llm_deadline_s must be a positive number of seconds (or None for the "
+                    f"default deadline), got {self.llm_deadline_s!r}"
+                ) from None
         if self.exclude_violations is not None and not 0.0 < self.exclude_violations <= 1.0:
             raise ValueError("exclude_violations must be in (0, 1] (or None to keep soft logic)")
         if self.exclusion_mode not in ("sink", "drop"):
@@ -172,13 +190,22 @@ class LogicConfig:
         if self.verifier_atoms not in ("all", "positive", "negated"):
             raise ValueError("verifier_atoms must be 'all', 'positive' or 'negated'")
         if isinstance(self.verifier, str):
-            _verifier_of(self.verifier)  # a bad spec fails here, not at the first search
+            self.spec_verifier(self.verifier)  # a bad spec fails here, not at the first search
         if not 0.0 <= self.positive_prior <= 1.0:
             raise ValueError("positive_prior must be in [0, 1]")
         if self.temperature <= 0:
             raise ValueError("temperature must be positive")
         if not 0.0 <= self.passage_weight <= 1.0:
             raise ValueError("passage_weight must be in [0, 1]")
+
+    def spec_verifier(self, spec: str | Verifier) -> Verifier:
+        """The verifier ``spec`` names (one per spec and deadline per process, so its model
+        and pair cache are shared); an ``llm:openai:`` spec gets :attr:`llm_deadline_s`.
+        A verifier object is returned as it is."""
+        if not isinstance(spec, str):
+            return spec
+        served = self.llm_deadline_s is not None and _served_llm(spec)
+        return _verifier_of(spec, self.llm_deadline_s if served else None)
 
     def embedding_verifier(self) -> EmbeddingVerifier:
         return EmbeddingVerifier(
@@ -205,9 +232,20 @@ class Strategy:
 
 
 @lru_cache(maxsize=8)
-def _verifier_of(spec: str) -> Verifier:
-    """One verifier per spec per process, so its model and pair cache are shared."""
-    return make_verifier(spec)
+def _verifier_of(spec: str, deadline: float | None = None) -> Verifier:
+    """One verifier per spec (and server deadline) per process, so its model and pair
+    cache are shared."""
+    if deadline is None:
+        return make_verifier(spec)
+    return make_verifier(spec, generator_options={"deadline": deadline})
+
+
+def _served_llm(spec: str) -> bool:
+    """Whether verifier ``spec`` is an LLM behind a generator server (``llm:openai:...``),
+    the generators that take a ``deadline``."""
+    kind, _, generator = spec.strip().partition(":")
+    backend = generator.strip().partition(":")[0].strip().lower()
+    return kind.strip().lower() == "llm" and backend == "openai"
 
 
 def _prior_and(cfg: LogicConfig, *, truth: float) -> Combine:
@@ -222,7 +260,7 @@ def _verify(cfg: LogicConfig) -> Stage:
         pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
     pipeline = pipeline >> Verify(cfg.embedding_verifier())
     if cfg.verifier is not None:
-        second = _verifier_of(cfg.verifier) if isinstance(cfg.verifier, str) else cfg.verifier
+        second = cfg.spec_verifier(cfg.verifier)
         if cfg.verifier_top is not None:
             # A cascade: the embedding evidence ranks, the second verifier re-ranks the best
             # verifier_top; the rest keep their order below (Backfill).
@@ -257,11 +295,7 @@ def _quality(cfg: LogicConfig) -> Stage:
         pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
     pipeline = pipeline >> Verify(cfg.embedding_verifier())
     if cfg.quality_cheap is not None:
-        cheap = (
-            _verifier_of(cfg.quality_cheap)
-            if isinstance(cfg.quality_cheap, str)
-            else cfg.quality_cheap
-        )
+        cheap = cfg.spec_verifier(cfg.quality_cheap)
         pipeline = pipeline >> Verify(cheap, polarity=cfg.verifier_atoms)
     if cfg.quality_top is not None:
         pipeline = (
@@ -271,7 +305,7 @@ def _quality(cfg: LogicConfig) -> Stage:
             >> Cutoff(cfg.quality_top)
         )
     spec = cfg.verifier if cfg.verifier is not None else QUALITY_VERIFIER
-    expensive = _verifier_of(spec) if isinstance(spec, str) else spec
+    expensive = cfg.spec_verifier(spec)
     return (
         pipeline
         >> CascadeVerify(
