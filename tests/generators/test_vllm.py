@@ -124,10 +124,9 @@ def server(hf_model: Path) -> Iterator[Any]:
     assert running.process.poll() is not None, "server still running after the with block"
 
 
-def test_vllm_serve_through_openailike(server, tokenizer) -> None:
-    from llama_index.llms.openai_like import OpenAILike
-
+def test_vllm_serve_through_the_openai_generator(server, tokenizer) -> None:
     from logic_rag.generators import make_generator
+    from logic_rag.generators.llm_adapter import GeneratorLLM
 
     assert server.spec.startswith("openai:http://127.0.0.1:") and server.model == "smollm2-135m"
     gen = make_generator(server.spec)
@@ -140,7 +139,7 @@ def test_vllm_serve_through_openailike(server, tokenizer) -> None:
     discovered = make_generator(f"openai:{server.base_url}")
     assert discovered.generate(PROMPTS[:1], max_tokens=8, system="Answer briefly.") == answers[:1]
     llm = gen.as_llm(max_tokens=8)
-    assert isinstance(llm, OpenAILike) and llm.is_chat_model
+    assert isinstance(llm, GeneratorLLM) and llm.metadata.is_chat_model
     assert llm.complete(PROMPTS[0]).text.strip()
     # The parallel sizes are on the server's command line.
     args = server.process.args
