@@ -130,8 +130,10 @@ def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], di
     counts: Counter[str] = Counter()
     documents = _documents(args.docs) if args.docs is not None else {}
     if args.train is not None:
+        records = read_records(args.train)
+        _check_gold_in_documents(args, records, documents)
         for pair in quest_pairs(
-            read_records(args.train),
+            records,
             documents,
             random_per_positive=args.random_per_positive,
             seed=args.seed,
@@ -152,7 +154,29 @@ def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], di
         examples += taught
         counts["teacher"] = len(taught)
         random.Random(args.seed).shuffle(examples)
+    if not examples:
+        raise VerifierArgsError(
+            "the inputs give no training example; check that --train's gold pages are in "
+            "--docs, or add --nli FOLDER / --teacher FILE"
+        )
     return examples, dict(counts)
+
+
+def _check_gold_in_documents(
+    args: VerifierArgs, records: list[dict[str, Any]], documents: dict[str, str]
+) -> None:
+    """Refuse QUEST records none of whose gold pages is in the documents: they would give
+    no positive pair, and training would fail deep in torch ("num_samples=0")."""
+    gold = sorted({t for r in records for t in r.get("docs") or () if isinstance(t, str)})
+    if not gold:
+        raise VerifierArgsError(f"--train {args.train}: no record lists gold pages under 'docs'")
+    if not any(title in documents for title in gold):
+        raise VerifierArgsError(
+            f"--train {args.train}: none of its {len(gold)} gold pages (e.g. {gold[0]!r}) is "
+            f"a document of --docs {args.docs} (pages are matched on the documents' "
+            f"'title', or 'id' where there is no title); pass as --docs the documents file "
+            f"the gold pages come from"
+        )
 
 
 def _fingerprint(args: VerifierArgs) -> dict[str, Any]:
@@ -197,6 +221,9 @@ def train_verifier(args: VerifierArgs) -> Path:
     from logic_rag.models import resolve_model
 
     args.validate()
+    # The data first: a run whose inputs give no example fails here with what to fix,
+    # before a folder is made or a model loaded.
+    examples, counts = training_pairs(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     run_file = out / "run.json"
@@ -213,7 +240,6 @@ def train_verifier(args: VerifierArgs) -> Path:
         resume_from = latest_checkpoint(out / CHECKPOINTS_DIR)
     atomic_write_json(run_file, fingerprint)
 
-    examples, counts = training_pairs(args)
     dataset = Dataset.from_dict(
         {
             "claim": [e[0] for e in examples],
