@@ -9,6 +9,7 @@ length before batching (less padding), and shows a progress bar on long inputs.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -28,7 +29,15 @@ if TYPE_CHECKING:
 
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["DenseEncoder", "ModelLoadError", "bound_texts", "check_texts", "check_unicode"]
+__all__ = [
+    "DenseEncoder",
+    "ModelLoadError",
+    "bound_texts",
+    "check_texts",
+    "check_unicode",
+    "is_out_of_memory",
+    "model_load_error",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +58,51 @@ _BATCH_TOKENS = 4096
 
 class ModelLoadError(LogicRagError, ValueError):
     """A model folder could not be loaded (unreadable files, refused pickle, bad config)."""
+
+
+#: What loaders say when a mapping or an allocation is refused: safetensors'
+#: ``MemoryError("Cannot allocate memory (os error 12)")`` (mmap under ``ulimit -v``),
+#: torch's "unable to mmap ... Cannot allocate memory (12)" and "DefaultCPUAllocator:
+#: can't allocate memory", "mmap failed", C++'s ``std::bad_alloc``, CUDA's "out of memory".
+_OUT_OF_MEMORY = (
+    "cannot allocate memory",
+    "can't allocate memory",
+    "os error 12",
+    "mmap failed",
+    "bad_alloc",
+    "out of memory",
+)
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether loading failed for lack of (virtual) memory rather than a bad folder."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    text = str(exc).lower()
+    return any(sign in text for sign in _OUT_OF_MEMORY)
+
+
+def model_load_error(path: object, exc: BaseException) -> ModelLoadError:
+    """The :class:`ModelLoadError` for a failed load of the model in ``path``.
+
+    Lack of memory (an ``mmap`` of the weights refused under ``ulimit -v``, say) is told
+    apart from a folder that is not a sentence-transformers model, since each needs the
+    opposite fix.
+    """
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    cause = f"{type(exc).__name__}: {first}" if first != type(exc).__name__ else first
+    if is_out_of_memory(exc):
+        return ModelLoadError(
+            f"cannot load the model in {path}: it needs more (virtual) memory than this "
+            f"process may use ({cause}); free memory or raise the limit (`ulimit -v`, the "
+            f"container's memory limit), or use a smaller model"
+        )
+    return ModelLoadError(
+        f"cannot load the model in {path} ({cause}); use a folder with safetensors weights "
+        f"written by sentence-transformers"
+    )
 
 
 def check_unicode(text: str, what: str) -> str:
@@ -287,13 +341,15 @@ class DenseEncoder:
                     local_files_only=True,
                     model_kwargs={"dtype": getattr(torch, self.dtype)},
                 )
-            except (pickle.UnpicklingError, OSError, ValueError, RuntimeError, KeyError) as exc:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-                raise ModelLoadError(
-                    f"cannot load the model in {self.resolved.path} ({type(exc).__name__}: "
-                    f"{first}); use a folder with safetensors weights written by "
-                    f"sentence-transformers"
-                ) from None
+            except (
+                pickle.UnpicklingError,
+                OSError,
+                ValueError,
+                RuntimeError,
+                KeyError,
+                MemoryError,
+            ) as exc:
+                raise model_load_error(self.resolved.path, exc) from None
             if self._max_seq_length is not None:
                 self._model.max_seq_length = self._max_seq_length
         return self._model

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from logic_rag.encoders.dense import check_texts
+from logic_rag.encoders.dense import check_texts, is_out_of_memory, model_load_error
 from logic_rag.errors import ModelNotFoundError
 from logic_rag.models import DEFAULT_SPARSE_MODEL, ResolvedModel, resolve_model
 
@@ -104,9 +104,17 @@ class SpladeEncoder:
         if self._model is None:
             from sentence_transformers import SparseEncoder
 
-            model = SparseEncoder(
-                str(self.path), device=self.device, local_files_only=True, trust_remote_code=False
-            )
+            try:
+                model = SparseEncoder(
+                    str(self.path),
+                    device=self.device,
+                    local_files_only=True,
+                    trust_remote_code=False,
+                )
+            except (MemoryError, OSError, RuntimeError) as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                raise model_load_error(self.path, exc) from None
             model.max_seq_length = self.max_length
             model.eval()
             self._model = model
