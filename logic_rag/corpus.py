@@ -150,8 +150,11 @@ class TextBudget:
         self.longest = 0
         self.total = 0
 
-    def apply(self, texts: Iterable[str], what: str = "documents") -> list[str]:
-        """``texts`` with each cut to :attr:`max_chars`; a cut is logged as a warning."""
+    def apply(
+        self, texts: Iterable[str], what: str = "documents", *, before: str = "embedding"
+    ) -> list[str]:
+        """``texts`` with each cut to :attr:`max_chars`; a cut is logged as a warning that
+        says what the texts were cut ``before`` (embedding, BM25 indexing)."""
         out: list[str] = []
         cut = 0
         for text in texts:
@@ -165,12 +168,13 @@ class TextBudget:
             self.cut += cut
             _log.warning(
                 "logic-rag: %d of %d %s are longer than %d characters and were cut to that "
-                "before embedding (longest: %d characters); the index manifest records it. "
-                "Raise the budget (--max-doc-chars) to embed more of them.",
+                "before %s (longest: %d characters); the index manifest records it. "
+                "Raise the budget (--max-doc-chars) to read more of them.",
                 cut,
                 len(out),
                 what,
                 self.max_chars,
+                before,
                 self.longest,
             )
         return out

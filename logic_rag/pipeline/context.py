@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from logic_rag.corpus import Document
+from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 
 if TYPE_CHECKING:
     from logic_rag.index.passages import PassageVectors
@@ -40,6 +40,8 @@ class Resources:
         self.sparse = sparse
         self._vectors: np.ndarray | None = None
         self._bm25: Any | None = None
+        #: How the BM25 index bounded the documents (set when it is built).
+        self.bm25_budget: TextBudget | None = None
         self._rows: dict[str, int] | None = None
         self._hashes: list[str | None] | None = None
 
@@ -57,12 +59,26 @@ class Resources:
         return self._vectors
 
     def bm25(self) -> Any:
-        """A BM25 index over the documents, built on first use (seconds per 100k)."""
+        """A BM25 index over the documents, built on first use (seconds per 100k).
+
+        Each document is cut to the character budget its dense side was embedded with
+        (:attr:`bm25_budget`), so one huge document cannot set the memory and time of the
+        tokenizer; a cut is logged as the dense side logs it.
+        """
         if self._bm25 is None:
             from logic_rag.index.bm25 import BM25Index
 
-            self._bm25 = BM25Index([d.content for d in self.documents])
+            budget = self.bm25_budget = TextBudget(self._max_document_chars())
+            # A generator: at most one whole document is held beside the cut ones.
+            texts = budget.apply((d.content for d in self.documents), before="BM25 indexing")
+            self._bm25 = BM25Index(texts)
         return self._bm25
+
+    def _max_document_chars(self) -> int:
+        """The per-document budget of the dense side: the one the index was built with,
+        else the default (an index loaded from a folder keeps no budget in memory)."""
+        built = getattr(self.dense, "text_budget", None)
+        return built.max_chars if built is not None else DEFAULT_MAX_DOCUMENT_CHARS
 
     def rows_by_id(self) -> dict[str, int]:
         if self._rows is None:
