@@ -157,3 +157,55 @@ def test_asqa_run_with_alce_prompt_reports_retrieval_and_corpus(
     # the prompt settings are part of what a resumed run must match
     settings = json.loads((tmp_path / "run/run_settings.json").read_text(encoding="utf-8"))
     assert settings["prompt"] == "alce" and settings["shots"] == 1
+
+
+# ------------------------------------------------------------------ real models, real data
+@pytest.mark.slow
+def test_cli_end_to_end_real_models_on_asqa_dev500(tmp_path: Path, shared_data: Path) -> None:
+    """`logic-rag eval rag --dataset asqa` with MiniLM and SmolLM2 (ALCE prompt, 1 shot),
+    then the same command again: it resumes and generates nothing."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    argv = [
+        sys.executable,
+        "-m",
+        "logic_rag",
+        "eval",
+        "rag",
+        "--dataset",
+        "asqa",
+        "--data-path",
+        str(shared_data / "rag/asqa/asqa_dev500.jsonl"),
+        "--limit",
+        "2",
+        "--retriever",
+        "minilm",
+        "--generator",
+        "smollm2-135m",
+        "--judge",
+        "smollm2-135m",
+        "--prompt",
+        "alce",
+        "--shots",
+        "1",
+        "--max-tokens",
+        "32",
+        "--out",
+        str(out),
+    ]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=1200)
+    assert first.returncode == 0, first.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["n"] == 2 and results["corpus"]["documents"] == 2103
+    for name in ("str_em", "rougeL", "str_em_passages", "gold_passage_recall", "answer_words"):
+        assert results["metrics"][name]["count"] == 2
+    for name in ("correctness", "answer_relevancy"):
+        block = results["metrics"][name]
+        assert block["count"] + block["parse_failures"] == 2
+    items = (out / "items.jsonl").read_text(encoding="utf-8")
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=1200)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (out / "items.jsonl").read_text(encoding="utf-8") == items  # nothing redone
+    assert "str_em" in (out / "report.html").read_text(encoding="utf-8")
