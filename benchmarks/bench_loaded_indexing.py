@@ -1,0 +1,190 @@
+"""Indexing beside memory-heavy neighbours: how far from a fair share is it?
+
+A 2-core CI runner or a shared box rarely runs our indexing alone. This benchmark indexes
+the first ``pages`` QUEST-attr pages (real text; the synthetic world when the data is
+absent) with ``logic-rag index`` in a fresh process:
+
+1. quiet: nothing else runs;
+2. loaded: beside one competing process per core, each a torch encoder (MiniLM encoding
+   long texts in a loop, ``--competitor torch``) or a llama.cpp generator (SmolLM2 in a
+   loop, ``--competitor llamacpp``);
+3. loaded, with each ``--variant`` (``NAME=VAR=VALUE,...`` environment settings of the
+   indexing process, e.g. ``passive=OMP_WAIT_POLICY=PASSIVE``).
+
+A fair share with one neighbour per core is about 2x the quiet time. Each loaded time is
+reported as a ratio against the quiet time measured in the same run.
+
+    python -m benchmarks.bench_loaded_indexing --model embeddinggemma-300m --pages 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run", "main"]
+
+_COMPETE_SECONDS = 3600  # a competitor outlives any measurement; it is killed after it
+
+
+def _corpus(pages: int, folder: Path) -> tuple[Path, str]:
+    """The first ``pages`` QUEST-attr pages as a JSONL file, and where they came from."""
+    from logic_rag.paths import shared_data_dir
+
+    source = shared_data_dir() / "quest" / "attr" / "documents.jsonl"
+    out = folder / "docs.jsonl"
+    if source.is_file():
+        with source.open(encoding="utf-8") as src, out.open("w", encoding="utf-8") as dst:
+            for i, line in enumerate(src):
+                if i >= pages:
+                    break
+                dst.write(line)
+        return out, f"first {pages} pages of {source}"
+    from benchmarks.common import world_documents
+
+    with out.open("w", encoding="utf-8") as dst:
+        for doc in world_documents(pages):
+            dst.write(json.dumps({"title": doc.title, "text": doc.text}) + "\n")
+    return out, f"{pages} synthetic world documents (QUEST-attr not found)"
+
+
+def _compete(kind: str) -> None:
+    """Work until killed: the neighbour process."""
+    deadline = time.monotonic() + _COMPETE_SECONDS
+    if kind == "torch":
+        from sentence_transformers import SentenceTransformer
+
+        from logic_rag.models import resolve_model
+
+        model = SentenceTransformer(str(resolve_model("minilm").path), device="cpu")
+        texts = [("a long neighbour text about many different things " * 40).strip()] * 64
+        while time.monotonic() < deadline:
+            model.encode(texts, batch_size=64)
+    elif kind == "llamacpp":
+        from logic_rag.generators.base import make_generator
+
+        gen = make_generator("llamacpp:smollm2-135m")
+        while time.monotonic() < deadline:
+            gen.generate(["Write a long story about a river."], max_tokens=256, temperature=0.8)
+    else:
+        raise SystemExit(f"unknown competitor {kind!r}")
+
+
+def _index_seconds(docs: Path, model: str, out: Path, env: dict[str, str]) -> float:
+    """Wall seconds of ``logic-rag index`` in a fresh process with ``env`` added."""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "logic_rag", "index", "--docs", str(docs), "--out", str(out)]
+    cmd += ["--model", model]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"indexing failed: {done.stderr[-1500:]}")
+    return seconds
+
+
+def _start_competitors(kind: str, n: int) -> list[subprocess.Popen[bytes]]:
+    cmd = [sys.executable, "-m", "benchmarks.bench_loaded_indexing", "--compete", kind]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(n)
+    ]
+    time.sleep(20)  # models loaded, loops running
+    return procs
+
+
+def _stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        proc.kill()
+    for proc in procs:
+        proc.wait()
+
+
+def run(
+    *,
+    model: str = "embeddinggemma-300m",
+    pages: int = 300,
+    competitor: str = "torch",
+    n_competitors: int | None = None,
+    variants: dict[str, dict[str, str]] | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Quiet and loaded indexing times of one corpus; ratios against the quiet time."""
+    n = n_competitors or os.cpu_count() or 1
+    variants = {"default": {}, **(variants or {})}
+    with tempfile.TemporaryDirectory(prefix="bench-loaded-") as tmp:
+        folder = Path(tmp)
+        docs, source = _corpus(pages, folder)
+        log(f"quiet indexing of {source} with {model}")
+        quiet = _index_seconds(docs, model, folder / "index", {})
+        rows: dict[str, Any] = {}
+        for name, env in variants.items():
+            procs = _start_competitors(competitor, n)
+            try:
+                log(f"loaded indexing ({name}) beside {n} {competitor} neighbours")
+                seconds = _index_seconds(docs, model, folder / "index", env)
+            finally:
+                _stop(procs)
+            rows[name] = {"env": env, "seconds": seconds, "ratio_to_quiet": seconds / quiet}
+        quiet_again = _index_seconds(docs, model, folder / "index", {})
+    return {
+        "model": model,
+        "corpus": source,
+        "competitor": competitor,
+        "competitors": n,
+        "quiet_s": quiet,
+        "quiet_again_s": quiet_again,
+        "loaded": rows,
+        "fair_share_ratio": 2.0,
+    }
+
+
+def _variants(specs: Sequence[str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        env = dict(part.split("=", 1) for part in rest.split(",") if "=" in part)
+        if not name or not env:
+            raise SystemExit(f"--variant {spec!r}: write NAME=VAR=VALUE[,VAR=VALUE]")
+        out[name] = env
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="embeddinggemma-300m")
+    parser.add_argument("--pages", type=int, default=300)
+    parser.add_argument("--competitor", choices=("torch", "llamacpp"), default="torch")
+    parser.add_argument("--competitors", type=int, default=None, help="default: one per core")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=VAR=VALUE")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench/loaded-indexing.json"))
+    parser.add_argument("--compete", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.compete:
+        _compete(args.compete)
+        return 0
+    result = run(
+        model=args.model,
+        pages=args.pages,
+        competitor=args.competitor,
+        n_competitors=args.competitors,
+        variants=_variants(args.variant),
+        log=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True),
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

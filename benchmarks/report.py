@@ -1,0 +1,207 @@
+"""The benchmark report: every measured ratio against its peer, as markdown and one PNG.
+
+``python -m benchmarks.run`` writes ``bench.json``; :func:`write_report` turns it into
+``bench.md`` (the ratios, each with its peer and target, then the full text table) and
+``bench.png`` (one bar per ratio, on a log scale, with 1x and each target marked), beside
+the JSON. ``python -m benchmarks.report runs/bench/bench.json`` re-renders an old run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Ratio", "ratios", "render_markdown", "write_report"]
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """One comparison measured in one run: ``value`` = ours / peer (lower is better
+    unless ``higher_is_better``), with the target it must meet, if any."""
+
+    section: str
+    name: str
+    peer: str
+    value: float
+    target: float | None = None
+    higher_is_better: bool = False
+
+    @property
+    def meets(self) -> bool | None:
+        if self.target is None:
+            return None
+        return self.value >= self.target if self.higher_is_better else self.value <= self.target
+
+
+def ratios(result: dict[str, Any]) -> list[Ratio]:
+    """Every ratio a result holds, in report order."""
+    out: list[Ratio] = []
+    dense = result.get("dense")
+    if dense:
+        for row in dense["throughput"]:
+            out.append(
+                Ratio(
+                    "dense",
+                    f"index docs/s @ {row['documents']:,}",
+                    "raw sentence-transformers + FAISS",
+                    row["ratio"],
+                    row.get("target"),
+                    higher_is_better=True,
+                )
+            )
+        for row in dense["latency"]:
+            out.append(
+                Ratio(
+                    "dense",
+                    f"query p50 @ {row['documents']:,}",
+                    "raw sentence-transformers + FAISS",
+                    row["p50_ratio"],
+                    row.get("target_p50_ratio"),
+                )
+            )
+    logic = result.get("logic_latency")
+    if logic:
+        for row in logic["strategies"]:
+            if row["strategy"] != "vanilla":
+                out.append(
+                    Ratio(
+                        "logic",
+                        f"{row['strategy']} p50 @ {logic['documents']:,}",
+                        "vanilla",
+                        row["p50_ratio"],
+                        row.get("target_ratio"),
+                    )
+                )
+    quality = result.get("quality")
+    if quality and "skipped" not in quality:
+        q, v = quality["quality"], quality["vanilla"]
+        if v.get("p50_s"):
+            out.append(Ratio("quality", "quality-mode p50", "vanilla", q["p50_s"] / v["p50_s"]))
+        out.append(
+            Ratio("quality", "LLM calls / all pairs", "all-pairs verifier", q["call_share"], 0.2)
+        )
+    milvus = result.get("milvus")
+    if milvus:
+        for row in milvus["strategies"]:
+            target = 2.0 if row["strategy"] != "vanilla" else None
+            out.append(
+                Ratio(
+                    "milvus",
+                    f"{row['strategy']} p50 @ {milvus['documents']:,}",
+                    "FAISS",
+                    row["p50_ratio"],
+                    target,
+                )
+            )
+    reranker = result.get("reranker")
+    if reranker:
+        out.append(Ratio("reranker", "cached p50", "uncached", reranker["p50_ratio"]))
+    loaded = result.get("loaded_indexing")
+    if loaded:
+        for name, row in loaded["loaded"].items():
+            out.append(
+                Ratio(
+                    "loaded indexing",
+                    f"beside {loaded['competitors']} {loaded['competitor']} ({name})",
+                    "quiet, same run",
+                    row["ratio_to_quiet"],
+                    2.5,
+                )
+            )
+    scale = result.get("scale")
+    if scale:
+        for row in scale.get("ratios", []):
+            out.append(Ratio("scale", row["name"], row["peer"], row["value"], row.get("target")))
+    return out
+
+
+def render_markdown(result: dict[str, Any], text_table: str, png_name: str | None) -> str:
+    """The report: the ratio table, the figure, then the full text table."""
+    lines = ["# logic-rag benchmarks", ""]
+    lines.append(f"Command: `{result.get('command', '')}`")
+    machine = result.get("machine", {})
+    if machine:
+        lines.append(
+            f"Machine: {machine.get('cpu_model')}, {machine.get('usable_cores')} cores; load "
+            f"average {result.get('load_average_start')} -> {result.get('load_average_end')}."
+        )
+    lines += ["", "| section | measure | peer (same run) | ratio | target | met |"]
+    lines.append("|---|---|---|---:|---|---|")
+    for r in ratios(result):
+        target = (
+            "-" if r.target is None else ("≥ " if r.higher_is_better else "≤ ") + f"{r.target:g}"
+        )
+        met = {True: "yes", False: "**no**", None: "-"}[r.meets]
+        lines.append(f"| {r.section} | {r.name} | {r.peer} | {r.value:.3g} | {target} | {met} |")
+    if png_name:
+        lines += ["", f"![ratios]({png_name})"]
+    lines += ["", "```text", text_table.rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def _png(result: dict[str, Any], path: Path) -> bool:
+    rows = [r for r in ratios(result) if r.value > 0]
+    if not rows:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
+    labels = [f"{r.section}: {r.name} / {r.peer}" for r in rows]
+    colors = [
+        "tab:gray" if r.meets is None else ("tab:green" if r.meets else "tab:red") for r in rows
+    ]
+    y = list(range(len(rows)))[::-1]
+    ax.barh(y, [r.value for r in rows], color=colors)
+    for yi, r in zip(y, rows, strict=True):
+        if r.target is not None:
+            ax.plot([r.target, r.target], [yi - 0.4, yi + 0.4], color="black", linewidth=1.5)
+    ax.axvline(1.0, color="gray", linestyle=":", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_xlabel("ratio to the peer measured in the same run (log); black tick = target")
+    fig.tight_layout()
+    tmp = path.with_suffix(".png.tmp")
+    fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    tmp.replace(path)
+    return True
+
+
+def write_report(result: dict[str, Any], json_path: Path, text_table: str) -> tuple[Path, Path]:
+    """Write ``<json>.md`` and ``<json>.png`` beside ``json_path``; returns both paths."""
+    from logic_rag.atomic import atomic_write_text
+
+    md, png = json_path.with_suffix(".md"), json_path.with_suffix(".png")
+    has_png = _png(result, png)
+    atomic_write_text(md, render_markdown(result, text_table, png.name if has_png else None))
+    return md, png
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m benchmarks.report BENCH.json", file=sys.stderr)
+        return 2
+    from benchmarks.run import format_table
+
+    path = Path(args[0])
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"benchmarks.report: error: {path}: {exc}", file=sys.stderr)
+        return 2
+    md, _ = write_report(result, path, format_table(result))
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

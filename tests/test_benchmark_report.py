@@ -1,0 +1,57 @@
+"""The benchmark report turns a result into ratios against peers, markdown and a PNG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks.report import Ratio, ratios, write_report
+
+
+def _result() -> dict:
+    return {
+        "command": "python -m benchmarks.run --quick",
+        "machine": {"cpu_model": "cpu", "usable_cores": 2},
+        "load_average_start": [0.1],
+        "load_average_end": [0.2],
+        "logic_latency": {
+            "documents": 5000,
+            "strategies": [
+                {"strategy": "vanilla", "p50_ratio": 1.0},
+                {"strategy": "rerank", "p50_ratio": 1.8, "target_ratio": 3.0},
+            ],
+        },
+        "milvus": {
+            "documents": 2000,
+            "strategies": [
+                {"strategy": "vanilla", "p50_ratio": 1.4},
+                {"strategy": "rerank", "p50_ratio": 2.6},
+            ],
+        },
+        "loaded_indexing": {
+            "competitor": "torch",
+            "competitors": 2,
+            "loaded": {"default": {"ratio_to_quiet": 2.2}},
+        },
+    }
+
+
+def test_ratios_carry_peers_and_targets() -> None:
+    got = {(r.section, r.name): r for r in ratios(_result())}
+    assert ("logic", "vanilla p50 @ 5,000") not in got  # vanilla is the peer, not a ratio
+    assert got[("logic", "rerank p50 @ 5,000")].meets is True
+    milvus = got[("milvus", "rerank p50 @ 2,000")]
+    assert (milvus.peer, milvus.target, milvus.meets) == ("FAISS", 2.0, False)
+    assert got[("milvus", "vanilla p50 @ 2,000")].target is None
+    assert got[("loaded indexing", "beside 2 torch (default)")].meets is True
+    assert Ratio("dense", "x", "raw", 0.9, 0.95, higher_is_better=True).meets is False
+
+
+def test_write_report_markdown_and_png(tmp_path: Path) -> None:
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(_result()), encoding="utf-8")
+    md, png = write_report(_result(), path, "the text table")
+    text = md.read_text(encoding="utf-8")
+    assert "| milvus | rerank p50 @ 2,000 | FAISS | 2.6 | ≤ 2 | **no** |" in text
+    assert "![ratios](bench.png)" in text and "the text table" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
