@@ -13,11 +13,14 @@ Where things live (one index = two collections):
   (``FLOAT_VECTOR``, FLAT index, inner product, so scores equal FAISS's ``IndexFlatIP``).
   Candidate search is a Milvus ``search``; the vectors of given candidates are fetched
   with ``get(ids=...)``.
-* ``<collection>__sentences``: one row per sentence, ``id`` = sentence row, ``doc`` = the
-  document row, ``vector``. A separate collection because a document has 1 to 32
-  sentences and a Milvus row holds one vector per field; keyed by ``doc`` so the
-  best-sentence evidence of an atom is computed over the candidates' sentences only
-  (``query(filter="doc in [...]")``), never over the whole corpus.
+* ``<collection>__sentences``: one row per sentence, ``id`` = sentence row (the CSR
+  layout of :class:`~logic_rag.index.passages.PassageVectors`), ``doc`` = the document
+  row, ``vector``. A separate collection because a document has 1 to 32 sentences and a
+  Milvus row holds one vector per field. Its ``logic_rag.sentence_counts`` property holds
+  each document's sentence count, so the client knows the primary keys of a document's
+  sentences: the best-sentence evidence reads the candidates' sentences by primary key
+  and computes it in numpy, as the FAISS backend does (see
+  :mod:`logic_rag.index.milvus_local` for why, and for the client's vector cache).
 * The SPLADE index, when built, stays a local file in the folder: the composed
   intersections (Combined Pseudo-Terms) need the inverted lists themselves, which a
   Milvus sparse search does not expose.
@@ -49,6 +52,7 @@ import logging
 import os
 import re
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -60,6 +64,15 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from logic_rag.errors import IndexCorruptError, IndexMismatchError, StoreError
+from logic_rag.index.milvus_local import (
+    VectorCache,
+    cache_bytes,
+    compact,
+    decode_counts,
+    encode_counts,
+    offsets_from_owners,
+    sentence_rows,
+)
 
 __all__ = [
     "TOKEN_ENV",
@@ -76,12 +89,18 @@ TOKEN_ENV = "LOGIC_RAG_MILVUS_TOKEN"
 STORE_FORMAT = "logic-rag/milvus"
 STORE_FORMAT_VERSION = 1
 _MANIFEST_PROPERTY = "logic_rag.manifest"
+#: Property of the sentence collection: per-document sentence counts (encode_counts).
+_COUNTS_PROPERTY = "logic_rag.sentence_counts"
+#: Larger counts are not stored (a server keeps properties in its metadata store); such a
+#: store's offsets are read from its ``doc`` field when it is opened (logged).
+_MAX_COUNTS_PROPERTY = 1 << 20
 _SENTENCES = "__sentences"
 #: Rows per insert call: bounds the memory of one request (about 6 MB at 768-d).
 INSERT_BATCH = 2000
-#: Ids per ``get`` and documents per grouping search (under Milvus's 16,384 limit).
+#: Ids per ``get`` (under Milvus's 16,384 limit; larger batches measured no faster).
 _GET_BATCH = 4096
-_DOCS_PER_SEARCH = 4096
+#: Rows per query when the sentence offsets are read from the ``doc`` field.
+_SCAN_BATCH = 16384
 #: Milvus's largest ``limit`` for one search.
 MAX_TOPK = 16384
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
@@ -263,12 +282,17 @@ def _token(token: str | None) -> str:
 class MilvusStore:
     """A connection to one store location, with the index's two collections."""
 
-    def __init__(self, location: StoreLocation, *, token: str | None = None) -> None:
+    def __init__(
+        self, location: StoreLocation, *, token: str | None = None, cache_mb: float | None = None
+    ) -> None:
         self.location = location
         self._token = token
         self._client: Any = None
         #: The manifest of the collections written or opened through this object.
         self.stored: dict[str, Any] | None = None
+        #: Document and sentence vectors already read (``cache_mb``, else
+        #: ``$LOGIC_RAG_MILVUS_CACHE_MB``, else 512 MiB; see logic_rag.index.milvus_local).
+        self.cache = VectorCache(cache_bytes(cache_mb))
 
     def record(self) -> dict[str, Any]:
         """The index folder's ``store`` entry: where the vectors are and which build.
@@ -357,6 +381,11 @@ class MilvusStore:
                 self._create(tmp_sents, doc_vectors.shape[1], with_doc=True)
                 made.append(tmp_sents)
                 self._insert(tmp_sents, _sentence_rows(*sentences, batch_size))
+                counts = encode_counts(sentences[1])
+                if len(counts) <= _MAX_COUNTS_PROPERTY:
+                    client.alter_collection_properties(
+                        tmp_sents, properties={_COUNTS_PROPERTY: counts}
+                    )
             client.alter_collection_properties(
                 tmp_docs, properties={_MANIFEST_PROPERTY: json.dumps(full)}
             )
@@ -509,8 +538,80 @@ class MilvusStore:
                     f"missing from {self.location.display()}; rebuild the index"
                 )
             self.client.load_collection(self.location.sentences)
-            passages = MilvusPassages(self, dense.dim, count)
+            passages = MilvusPassages(
+                self, dense.dim, count, offsets=self._stored_offsets(manifest)
+            )
         return dense, passages
+
+    def _stored_offsets(self, manifest: Mapping[str, Any]) -> np.ndarray | None:
+        """The sentence offsets stored with the sentence collection (``None`` if absent)."""
+        info = self.client.describe_collection(self.location.sentences)
+        text = (info.get("properties") or {}).get(_COUNTS_PROPERTY)
+        if text is None:
+            return None
+        try:
+            return decode_counts(text, manifest["document_count"], manifest["sentence_count"])
+        except IndexCorruptError as exc:
+            raise IndexCorruptError(
+                f"the Milvus collection {self.location.sentences!r}: {exc}; rebuild the index"
+            ) from None
+
+    def read_offsets(self, n_documents: int, n_sentences: int) -> np.ndarray:
+        """The sentence offsets of a store that does not hold them, from its ``doc`` field.
+
+        One pass over the sentence collection (a scalar field, ``_SCAN_BATCH`` primary keys
+        per query), for stores written before the counts were stored.
+        """
+        owner = np.full(n_sentences, -1, dtype=np.int64)
+        for start in range(0, n_sentences, _SCAN_BATCH):
+            end = min(start + _SCAN_BATCH, n_sentences)
+            found = self.client.query(
+                self.location.sentences,
+                filter=f"id >= {start} and id < {end}",
+                output_fields=["doc"],
+                limit=end - start,
+            )
+            ids = np.fromiter((r["id"] for r in found), dtype=np.int64, count=len(found))
+            docs = np.fromiter((r["doc"] for r in found), dtype=np.int64, count=len(found))
+            if len(ids) and (ids.min() < start or ids.max() >= end):
+                raise IndexCorruptError(f"{self.location.sentences!r} returned rows out of range")
+            owner[ids] = docs
+        if np.any(owner < 0):
+            raise IndexCorruptError(
+                f"the Milvus collection {self.location.sentences!r} lacks sentence rows; "
+                f"rebuild the index"
+            )
+        try:
+            return offsets_from_owners(owner, n_documents)
+        except IndexCorruptError as exc:
+            raise IndexCorruptError(
+                f"the Milvus collection {self.location.sentences!r}: {exc}; rebuild the index"
+            ) from None
+
+    def fetch_rows(self, collection: str, rows: np.ndarray, dim: int) -> np.ndarray:
+        """The vectors of ``rows`` (distinct primary keys of ``collection``), in that order.
+
+        ``get`` by primary key, ``_GET_BATCH`` keys per call; every row must exist.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(rows), dim), dtype=np.float32)
+        where = {int(r): i for i, r in enumerate(rows.tolist())}
+        seen = 0
+        for start in range(0, len(rows), _GET_BATCH):
+            found = self.client.get(
+                collection, ids=rows[start : start + _GET_BATCH].tolist(), output_fields=["vector"]
+            )
+            if not found:
+                continue
+            at = [where[int(item["id"])] for item in found]
+            out[at] = np.asarray([item["vector"] for item in found], dtype=np.float32)
+            seen += len(found)
+        if seen != len(rows):
+            raise IndexCorruptError(
+                f"the Milvus collection {collection!r} lacks {len(rows) - seen} of the "
+                f"requested rows; rebuild the index"
+            )
+        return out
 
     def _count(self, name: str) -> int:
         rows = self.client.query(name, filter="", output_fields=["count(*)"])
@@ -577,11 +678,6 @@ def _sentence_rows(
         ]
 
 
-def _ids_literal(ids: np.ndarray) -> str:
-    """``[1,2,3]`` for a Milvus filter; ids are our own int64 rows, never user text."""
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
-
-
 # --------------------------------------------------------------------------- dense index
 class MilvusDenseIndex:
     """The :class:`~logic_rag.index.faiss_index.DenseIndex` interface over a collection.
@@ -589,7 +685,8 @@ class MilvusDenseIndex:
     ``kind`` is ``flat``: Milvus's FLAT index is exact inner product, like FAISS's
     ``IndexFlatIP``, so the two backends rank identically. ``vectors()`` returns a
     :class:`MilvusRows` view that fetches only the rows asked for, so the pipeline's
-    ``doc_vectors()[candidates]`` reads the candidates' vectors, not the corpus.
+    ``doc_vectors()[candidates]`` reads the candidates' vectors, not the corpus (and the
+    store's cache keeps them: a query asks for the same candidates several times).
     """
 
     kind = "flat"
@@ -648,28 +745,28 @@ class MilvusDenseIndex:
         return scores, ids
 
     def fetch(self, rows: np.ndarray) -> np.ndarray:
-        """The stored vectors of ``rows`` (document row numbers), in that order."""
+        """The stored vectors of ``rows`` (document row numbers), in that order.
+
+        Rows read before come from the store's cache; the others with one ``get``.
+        """
         rows = np.asarray(rows, dtype=np.int64).ravel()
-        out = np.zeros((len(rows), self.dim), dtype=np.float32)
         if len(rows) == 0:
-            return out
+            return np.zeros((0, self.dim), dtype=np.float32)
         if rows.min() < 0 or rows.max() >= self.ntotal:
             raise IndexError(f"document rows must lie in [0, {self.ntotal})")
         unique, inverse = np.unique(rows, return_inverse=True)
-        found = np.zeros((len(unique), self.dim), dtype=np.float32)
-        where = {int(r): i for i, r in enumerate(unique.tolist())}
-        seen = 0
-        for start in range(0, len(unique), _GET_BATCH):
-            chunk = unique[start : start + _GET_BATCH].tolist()
-            for item in self.store.client.get(
-                self.store.location.collection, ids=chunk, output_fields=["vector"]
-            ):
-                found[where[int(item["id"])]] = item["vector"]
-                seen += 1
-        if seen != len(unique):
-            raise IndexCorruptError(
-                f"the Milvus collection {self.store.location.collection!r} lacks "
-                f"{len(unique) - seen} of the requested document rows; rebuild the index"
+        keys = [("doc", r) for r in unique.tolist()]
+        cached = self.store.cache.get_many(keys)
+        missing = [i for i, v in enumerate(cached) if v is None]
+        found = np.empty((len(unique), self.dim), dtype=np.float32)
+        if len(missing) < len(unique):
+            have = [i for i, v in enumerate(cached) if v is not None]
+            found[have] = np.stack([cached[i] for i in have])
+        if missing:
+            read = self.store.fetch_rows(self.store.location.collection, unique[missing], self.dim)
+            found[missing] = read
+            self.store.cache.put_many(
+                [(keys[i], compact(v)) for i, v in zip(missing, read, strict=True)]
             )
         return found[inverse]
 
@@ -713,60 +810,102 @@ class MilvusRows:
 
 # ---------------------------------------------------------------------------- sentences
 class MilvusPassages:
-    """The :class:`~logic_rag.index.passages.PassageVectors` interface over a collection."""
+    """The :class:`~logic_rag.index.passages.PassageVectors` interface over a collection.
 
-    def __init__(self, store: MilvusStore, dim: int, n_documents: int) -> None:
+    ``offsets`` are the CSR offsets of the sentence rows (stored with the collection);
+    a store written without them has them read from its ``doc`` field on first use.
+    """
+
+    def __init__(
+        self,
+        store: MilvusStore,
+        dim: int,
+        n_documents: int,
+        *,
+        offsets: np.ndarray | None = None,
+    ) -> None:
         self.store = store
         self.dim = dim
         self._n = n_documents
+        self._offsets = offsets
+        self._lock = threading.Lock()
 
     @property
     def n_documents(self) -> int:
         return self._n
 
+    @property
+    def offsets(self) -> np.ndarray:
+        """CSR offsets: document ``i`` owns sentence rows ``offsets[i]:offsets[i+1]``."""
+        if self._offsets is None:
+            with self._lock:
+                if self._offsets is None:
+                    self._offsets = self._read_offsets()
+        return self._offsets
+
+    def _read_offsets(self) -> np.ndarray:
+        stored = self.store.stored or {}
+        n_sentences = stored.get("sentence_count")
+        if not isinstance(n_sentences, int):
+            raise IndexCorruptError(
+                f"the manifest of {self.store.location.display()} has no sentence count; "
+                f"rebuild the index"
+            )
+        start = time.perf_counter()
+        offsets = self.store.read_offsets(self._n, n_sentences)
+        log.warning(
+            "logic-rag: %s stores no sentence offsets (written by an older logic-rag); read "
+            "them from its %d sentence rows in %.1f s. Rewrite the store to skip this",
+            self.store.location.display(),
+            n_sentences,
+            time.perf_counter() - start,
+        )
+        return offsets
+
     def max_sim(self, queries: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
         """Best sentence similarity of each query to each document, ``(len(q), len(ids))``.
 
-        One grouping search per chunk of documents: ``filter="doc in [...]"`` restricts it
-        to the candidates' sentences and ``group_by_field="doc"`` returns each document's
-        best sentence, so Milvus sends back one score per (query, document) instead of
-        every sentence vector (measured 2x faster than reading the vectors; same scores).
+        The candidates' sentence vectors come from the store's cache, the others from one
+        ``get`` by primary key; the similarities are computed here, exactly as
+        :meth:`PassageVectors.max_sim` does (same rows, same order, same float32 product).
         """
         if queries.shape[-1] != self.dim:
             raise IndexMismatchError(
                 f"query vectors are {queries.shape[-1]}-d, passage vectors {self.dim}-d"
             )
-        doc_ids = np.asarray(doc_ids, dtype=np.int64)
         queries = np.asarray(queries, dtype=np.float32)
         if queries.ndim == 1:
             queries = queries[None, :]
+        doc_ids = np.asarray(doc_ids, dtype=np.int64)
         if len(doc_ids) == 0:
             return np.zeros((len(queries), 0), dtype=np.float32)
+        if doc_ids.min() < 0 or doc_ids.max() >= self._n:
+            raise IndexError(f"document rows must lie in [0, {self._n})")
         unique, inverse = np.unique(doc_ids, return_inverse=True)
-        where = {int(r): i for i, r in enumerate(unique.tolist())}
-        best = np.full((len(queries), len(unique)), -np.inf, dtype=np.float32)
-        for start in range(0, len(unique), _DOCS_PER_SEARCH):
-            chunk = unique[start : start + _DOCS_PER_SEARCH]
-            found = self.store.client.search(
-                self.store.location.sentences,
-                data=queries.tolist(),
-                filter=f"doc in {_ids_literal(chunk)}",
-                limit=len(chunk),
-                group_by_field="doc",
-                output_fields=["doc"],
-                search_params={"metric_type": "IP"},
-            )
-            for row, hits in enumerate(found):
-                for hit in hits:
-                    col = where[int(hit["entity"]["doc"])]
-                    best[row, col] = max(best[row, col], hit["distance"])
-        if np.isneginf(best).any():
-            raise IndexCorruptError(
-                f"the Milvus collection {self.store.location.sentences!r} lacks the sentences "
-                f"of some documents; rebuild the index"
-            )
-        return best[:, inverse]
+        blocks = self._sentences(unique)
+        gathered = np.concatenate([blocks[i] for i in inverse.tolist()]).astype(
+            np.float32, copy=False
+        )
+        lengths = self.offsets[doc_ids + 1] - self.offsets[doc_ids]
+        sims = queries @ gathered.T
+        bounds = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        return np.maximum.reduceat(sims, bounds, axis=1)
+
+    def _sentences(self, docs: np.ndarray) -> list[np.ndarray]:
+        """The sentence vectors of each of ``docs`` (distinct), one block per document."""
+        keys = [("sentences", d) for d in docs.tolist()]
+        blocks = self.store.cache.get_many(keys)
+        missing = [i for i, b in enumerate(blocks) if b is None]
+        if missing:
+            rows, lengths = sentence_rows(self.offsets, docs[missing])
+            read = self.store.fetch_rows(self.store.location.sentences, rows, self.dim)
+            parts = np.split(read, np.cumsum(lengths)[:-1])
+            fresh = [(i, compact(part)) for i, part in zip(missing, parts, strict=True)]
+            for i, block in fresh:
+                blocks[i] = block
+            self.store.cache.put_many([(keys[i], block) for i, block in fresh])
+        return blocks  # type: ignore[return-value]
 
     def writers(self) -> dict[str, object]:
-        """No files: the sentence vectors live in Milvus."""
+        """No files: the sentence vectors and their offsets live in Milvus."""
         return {}
