@@ -36,6 +36,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
     # Refuse a --out that is not ours before reading or embedding anything.
     check_out_dir(args.out)
+    if args.chunk_size is not None:
+        return _streamed_index(args)
+    if args.restart:
+        raise ValueError("--restart resumes nothing without --chunk-size")
     docs = load_documents(args.docs, args.format)
     if not docs:
         raise CorpusFormatError(args.docs, None, "holds no documents")
@@ -62,6 +66,46 @@ def _cmd_index(args: argparse.Namespace) -> int:
         f"({retriever.dense.index.dim}-d, {args.index}{extras}) into {out}",
         file=sys.stderr,
     )
+    return 0
+
+
+def _streamed_index(args: argparse.Namespace) -> int:
+    """``index --chunk-size N``: chunk by chunk, bounded memory, resumable after a kill."""
+    from logic_rag.index.streaming import stream_index, work_folder
+
+    unsupported = [
+        flag
+        for flag, given in (
+            ("--ray", args.ray is not None),
+            ("--store", args.store is not None),
+            ("--sparse-model", args.sparse_model is not None),
+        )
+        if given
+    ]
+    if unsupported:
+        raise ValueError(
+            f"--chunk-size builds dense and sentence vectors only; drop {', '.join(unsupported)} "
+            f"or --chunk-size"
+        )
+    print(
+        f"building {args.out} in chunks of {args.chunk_size:,} documents (work folder "
+        f"{work_folder(args.out)}; a killed run resumes from it)",
+        file=sys.stderr,
+    )
+    out = stream_index(
+        args.docs,
+        args.out,
+        model=args.model,
+        format=args.format,
+        chunk_size=args.chunk_size,
+        passages=not args.no_passages,
+        sentence_dtype=args.sentence_dtype,
+        index=args.index,
+        max_document_chars=args.max_doc_chars,
+        restart=args.restart,
+        progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+    )
+    print(f"indexed {args.docs} ({args.index}) into {out}", file=sys.stderr)
     return 0
 
 
@@ -677,6 +721,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="characters of each document that are embedded (default 100000; longer ones "
         "are cut, reported, and stored whole)",
+    )
+    p.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="embed N documents at a time into shards beside --out (memory bounded by N, "
+        "not the corpus); a killed run resumes from the last finished chunk when run "
+        "again with the same inputs (e.g. 10000)",
+    )
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="with --chunk-size: discard an interrupted build's shards and start over",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_index)

@@ -43,6 +43,7 @@ from logic_rag.index.passages import (
     PassageVectors,
     SentenceDtype,
     check_sentence_dtype,
+    document_bodies,
     split_corpus,
 )
 from logic_rag.index.snapshot import open_snapshot
@@ -107,7 +108,7 @@ def _build_with(
     sentences: list[str] = []
     offsets = None
     if passages:
-        sentences, offsets = split_corpus(_bounded_bodies(docs, max_document_chars))
+        sentences, offsets = split_corpus(document_bodies(docs, max_document_chars))
     vectors = encode_with.encode(
         encoder, itertools.chain(texts, sentences), total=len(texts) + len(sentences)
     )
@@ -122,12 +123,6 @@ def _build_with(
             vectors[len(docs) :], offsets, dtype=sentence_dtype
         )
     return dense, passage_vectors
-
-
-def _bounded_bodies(docs: Sequence[Document], max_chars: int) -> list[str]:
-    """Each document's body (or title) cut to ``max_chars``, for sentence splitting (the
-    dense side already reported the cut)."""
-    return [(d.text or d.title)[:max_chars] for d in docs]
 
 
 class LogicRetriever:
@@ -246,7 +241,7 @@ class LogicRetriever:
         if passages and passage_vectors is None:
             passage_vectors = PassageVectors.build(
                 dense.encoder,
-                _bounded_bodies(docs, max_document_chars),
+                document_bodies(docs, max_document_chars),
                 show_progress_bar=show_progress_bar,
                 dtype=sentence_dtype,
             )

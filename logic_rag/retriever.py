@@ -32,12 +32,12 @@ from logic_rag.index.faiss_index import DenseIndex, IndexKind
 from logic_rag.index.snapshot import IndexSnapshot, open_snapshot
 from logic_rag.index.store import write_folder
 
-__all__ = ["Hit", "Retriever", "make_hits"]
+__all__ = ["Hit", "Retriever", "make_hits", "dense_manifest", "document_row"]
 
-_FAISS_FILE = "index.faiss"
-_DOCS_FILE = "documents.jsonl"
+FAISS_FILE = "index.faiss"
+DOCS_FILE = "documents.jsonl"
 #: IVF-PQ's exact document vectors (float16), read for the candidates a search rescores.
-_EXACT_FILE = "doc_vectors.npy"
+EXACT_FILE = "doc_vectors.npy"
 
 
 @dataclass
@@ -179,38 +179,29 @@ class Retriever:
         index) store more files under the same manifest and checksums.
         """
         manifest = {
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "model": {
-                "name": self.encoder.name,
-                "weights_sha256": self.encoder.fingerprint,
-                "config": self.encoder.config,
-                "config_sha256": self.encoder.config_fingerprint,
-            },
-            "dimension": self.index.dim,
-            "normalized": self.encoder.normalize,
-            "metric": "inner_product",
-            "index_kind": self.index.kind,
-            "document_count": len(self.documents),
-            "documents_file": _DOCS_FILE,
+            **dense_manifest(
+                self.encoder,
+                dimension=self.index.dim,
+                index_kind=self.index.kind,
+                document_count=len(self.documents),
+            ),
             **(extra_manifest or {}),
         }
         if self.text_budget is not None and "text_budget" not in manifest:
             manifest["text_budget"] = self.text_budget.record()
         writers: dict[str, Callable[[Path], None]] = {
-            _DOCS_FILE: lambda p: atomic_write_jsonl(
-                p, (_finite_json(d.to_json()) for d in self.documents)
-            ),
+            DOCS_FILE: lambda p: atomic_write_jsonl(p, (document_row(d) for d in self.documents)),
             **(extra_files or {}),
         }
         store = getattr(self.index, "store", None)
         if store is None:
-            manifest["index_file"] = _FAISS_FILE
-            writers[_FAISS_FILE] = self.index.save
+            manifest["index_file"] = FAISS_FILE
+            writers[FAISS_FILE] = self.index.save
             exact = self.index.exact
             if exact is not None:
-                manifest["doc_vectors_file"] = _EXACT_FILE
+                manifest["doc_vectors_file"] = EXACT_FILE
                 manifest["refine"] = self.index.refine
-                writers[_EXACT_FILE] = lambda p: _save_npy(p, exact)
+                writers[EXACT_FILE] = lambda p: _save_npy(p, exact)
         else:  # the vectors live in a vector store (Milvus): the folder names it
             manifest["store"] = store.record()
         return write_folder(out_dir, writers, manifest)
@@ -315,7 +306,7 @@ class Retriever:
                 folder, manifest, uri=store_uri, token=store_token
             )
         else:
-            name = manifest.get("index_file", _FAISS_FILE)
+            name = manifest.get("index_file", FAISS_FILE)
             with snapshot.open(name) as handle:
                 index = DenseIndex.load(handle, kind, name=snapshot.display(name))
             if "doc_vectors_file" in manifest:
@@ -325,7 +316,7 @@ class Retriever:
                 f"{folder}: the FAISS file holds {index.ntotal} vectors of dimension "
                 f"{index.dim}, the manifest says {count} of dimension {dimension}; rebuild it"
             )
-        name = manifest.get("documents_file", _DOCS_FILE)
+        name = manifest.get("documents_file", DOCS_FILE)
         docs_path = snapshot.display(name)
         with snapshot.open(name) as handle:
             documents = [
@@ -354,6 +345,34 @@ class Retriever:
         k = _cap_k(k, len(self))
         scores, ids = self.index.search(self.encoder.encode_queries(texts), k)
         return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
+
+
+def dense_manifest(
+    encoder: DenseEncoder, *, dimension: int, index_kind: str, document_count: int
+) -> dict[str, Any]:
+    """The manifest entries every index folder has (model record, dimension, metric,
+    index kind, document count, documents file); shared by :meth:`Retriever.save` and the
+    chunked builder (:mod:`logic_rag.index.streaming`), so both write the same folder."""
+    return {
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "model": {
+            "name": encoder.name,
+            "weights_sha256": encoder.fingerprint,
+            "config": encoder.config,
+            "config_sha256": encoder.config_fingerprint,
+        },
+        "dimension": dimension,
+        "normalized": encoder.normalize,
+        "metric": "inner_product",
+        "index_kind": index_kind,
+        "document_count": document_count,
+        "documents_file": DOCS_FILE,
+    }
+
+
+def document_row(document: Document) -> dict[str, Any]:
+    """A document as its ``documents.jsonl`` row (strict JSON: no NaN or infinity)."""
+    return _finite_json(document.to_json())
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -453,10 +472,10 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> tuple[dict[str, A
 
 def _files_to_open(manifest: dict[str, Any]) -> list[str]:
     """The files the loaders (dense, passages, SPLADE) will open for this manifest."""
-    names = [manifest.get("documents_file", _DOCS_FILE)]
+    names = [manifest.get("documents_file", DOCS_FILE)]
     if "store" in manifest:  # the vectors live in Milvus; only SPLADE stays in the folder
         return names + _sparse_files(manifest)
-    names.insert(0, manifest.get("index_file", _FAISS_FILE))
+    names.insert(0, manifest.get("index_file", FAISS_FILE))
     if "doc_vectors_file" in manifest:
         names.append(manifest["doc_vectors_file"])
     if manifest.get("passages"):

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import io
 import os
+import struct
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -25,7 +27,7 @@ import numpy as np
 
 from logic_rag.errors import IndexCorruptError, IndexMismatchError
 
-__all__ = ["IndexKind", "DenseIndex"]
+__all__ = ["IndexKind", "DenseIndex", "write_flat_index"]
 
 IndexKind = Literal["flat", "hnsw", "ivfpq"]
 
@@ -111,7 +113,7 @@ class DenseIndex:
             index.hnsw.efConstruction = self.options["ef_construction"]
             index.hnsw.efSearch = self.options["ef_search"]
             return index
-        nlist = self.options["nlist"] or max(1, min(int(4 * np.sqrt(max(n, 1))), n // 39 or 1))
+        nlist = self.lists_for(n)
         pq_m = self.options["pq_m"] or next(
             m for m in (48, 32, 24, 16, 12, 8, 6, 4, 2, 1) if self.dim % m == 0
         )
@@ -122,6 +124,11 @@ class DenseIndex:
         nprobe = self.options["nprobe"] or max(16, nlist // 32)
         index.nprobe = min(nprobe, nlist)
         return index
+
+    def lists_for(self, n: int) -> int:
+        """IVF lists for ``n`` vectors: the ``nlist`` option, else ~4 sqrt(n) with at least
+        39 training vectors per list."""
+        return self.options["nlist"] or max(1, min(int(4 * np.sqrt(max(n, 1))), n // 39 or 1))
 
     @property
     def ntotal(self) -> int:
@@ -334,3 +341,29 @@ def _read_checked(faiss: Any, handle: BinaryIO, path: Any) -> Any:
             f"{path}: FAISS cannot read this file ({str(exc).splitlines()[0][:200]}); "
             f"rebuild the index with `logic-rag index`"
         ) from None
+
+
+def write_flat_index(
+    path: str | os.PathLike[str], dim: int, total: int, parts: Iterable[np.ndarray]
+) -> None:
+    """Write a flat inner-product index file of ``total`` vectors given in ``parts``.
+
+    The same bytes as :meth:`DenseIndex.save` of a flat index holding their concatenation
+    (a test compares them), written part by part so the vectors are never all in memory:
+    the header of FAISS's ``IndexFlatIP`` (the layout
+    :mod:`~logic_rag.index.faiss_layout` checks), then the float32 table.
+    """
+    from logic_rag.atomic import atomic_open
+
+    header = b"IxFI" + struct.pack("<iqqqBi", dim, total, 1 << 20, 1 << 20, 1, 0)
+    written = 0
+    with atomic_open(path, "wb") as handle:
+        handle.write(header + struct.pack("<Q", total * dim))
+        for part in parts:
+            block = np.ascontiguousarray(part, dtype=np.float32)
+            if block.ndim != 2 or block.shape[1] != dim:
+                raise IndexMismatchError(f"vectors of shape {block.shape} in a {dim}-d index")
+            handle.write(block.tobytes())
+            written += len(block)
+        if written != total:
+            raise ValueError(f"{written} vectors were given for a flat index of {total}")

@@ -78,6 +78,12 @@ def split_sentences(
     return parts
 
 
+def document_bodies(documents: Sequence[Any], max_chars: int) -> list[str]:
+    """Each document's body (or its title when it has none) cut to ``max_chars``: the
+    texts whose sentences are embedded (the document vector already reported the cut)."""
+    return [(d.text or d.title)[:max_chars] for d in documents]
+
+
 def split_corpus(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     """Every text's sentences in one list, and CSR offsets (document ``i`` owns
     ``sentences[offsets[i]:offsets[i+1]]``)."""

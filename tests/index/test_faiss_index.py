@@ -95,3 +95,20 @@ def test_ivfpq_rescoring_with_exact_vectors_recovers_the_flat_top_10():
     np.testing.assert_array_equal(refined.vectors(), refined.exact)
     with pytest.raises(ValueError, match="refine"):
         DenseIndex(32, "ivfpq", refine=-1)
+
+
+def test_write_flat_index_writes_faiss_s_own_bytes(tmp_path):
+    from logic_rag.index.faiss_index import write_flat_index
+
+    rng = np.random.default_rng(6)
+    docs = _unit(rng, 300, 16)
+    index = DenseIndex(16)
+    index.add(docs)
+    index.save(tmp_path / "whole.faiss")
+    write_flat_index(tmp_path / "parts.faiss", 16, 300, [docs[:7], docs[7:200], docs[200:]])
+    assert (tmp_path / "parts.faiss").read_bytes() == (tmp_path / "whole.faiss").read_bytes()
+    loaded = DenseIndex.load(tmp_path / "parts.faiss")
+    np.testing.assert_array_equal(loaded.vectors(), docs)
+    with pytest.raises(ValueError, match="200 vectors were given"):
+        write_flat_index(tmp_path / "short.faiss", 16, 300, [docs[:200]])
+    assert not (tmp_path / "short.faiss").exists()
