@@ -304,7 +304,7 @@ class _ChunkWriter:
         self.settings = settings
         self.corpus = corpus
         self.documents = sum(c["documents"] for c in record["chunks"])
-        parts = [np.asarray(_mapped(p)) for p in _verified_parts(work, record, "ids.npy")]
+        parts = [_load(p) for p in _verified_parts(work, record, "ids.npy")]
         self.seen = np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
 
     def commit(self, number: int, chunk: list[Document]) -> None:
@@ -401,10 +401,20 @@ def _verified_parts(work: Path, record: dict[str, Any], part: str) -> list[Path]
     return paths
 
 
-def _mapped(path: Path) -> np.ndarray:
-    from logic_rag.index.npy import map_npy
+def _load(path: Path) -> np.ndarray:
+    """One shard, read whole (a chunk's worth; shards are read one at a time, not mapped,
+    so the pages of a joined shard do not stay counted in the process's memory)."""
+    return np.load(path, allow_pickle=False)
 
-    return map_npy(os.open(path, os.O_RDONLY), path)
+
+def _shape(path: Path) -> tuple[tuple[int, ...], np.dtype]:
+    """A shard's shape and dtype, from its header alone."""
+    with open(path, "rb") as handle:
+        fmt = np.lib.format
+        version = fmt.read_magic(handle)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _fortran, dtype = read(handle)
+    return shape, dtype
 
 
 def _concat_npy(
@@ -413,9 +423,10 @@ def _concat_npy(
     """Write the row-wise concatenation of the ``.npy`` shards ``parts`` (optionally each
     transformed) as one ``.npy`` file, one shard in memory at a time; the bytes are those
     ``np.save`` writes for the concatenated array."""
-    arrays = [_mapped(p) for p in parts]
-    sample = transform(arrays[0][:0]) if transform else arrays[0][:0]
-    shape = (sum(len(a) for a in arrays), *sample.shape[1:])
+    shapes = [_shape(p) for p in parts]
+    sample = np.zeros((0, *shapes[0][0][1:]), dtype=shapes[0][1])
+    sample = transform(sample) if transform else sample
+    shape = (sum(s[0] for s, _ in shapes), *sample.shape[1:])
     header = {
         "descr": np.lib.format.dtype_to_descr(sample.dtype),
         "fortran_order": False,
@@ -423,15 +434,14 @@ def _concat_npy(
     }
     with atomic_open(path, "wb") as handle:
         np.lib.format.write_array_header_1_0(handle, header)
-        for array in arrays:
-            block = transform(array) if transform else np.asarray(array)
+        for part in parts:
+            block = transform(_load(part)) if transform else _load(part)
             handle.write(np.ascontiguousarray(block, dtype=sample.dtype).tobytes())
 
 
 def _write_offsets(path: Path, parts: list[Path]) -> None:
     """CSR offsets (``0`` then the running sum of every document's sentence count)."""
-    lengths = [_mapped(p) for p in parts]
-    total = sum(len(a) for a in lengths) + 1
+    total = sum(_shape(p)[0][0] for p in parts) + 1
     header = {
         "descr": np.lib.format.dtype_to_descr(np.dtype(np.int64)),
         "fortran_order": False,
@@ -441,8 +451,8 @@ def _write_offsets(path: Path, parts: list[Path]) -> None:
     with atomic_open(path, "wb") as handle:
         np.lib.format.write_array_header_1_0(handle, header)
         handle.write(np.zeros(1, np.int64).tobytes())
-        for block in lengths:
-            sums = np.cumsum(block, dtype=np.int64) + running
+        for part in parts:
+            sums = np.cumsum(_load(part), dtype=np.int64) + running
             handle.write(sums.tobytes())
             running = int(sums[-1]) if len(sums) else running
 
@@ -452,7 +462,7 @@ def _build_faiss(
 ) -> None:
     """The document index file, from the dense shards (flat: written, never built)."""
     if kind == "flat":
-        write_flat_index(path, dim, total, (_mapped(p) for p in parts))
+        write_flat_index(path, dim, total, (_load(p) for p in parts))
         return
     index = DenseIndex(dim, kind, **{**options, "refine": 0})
     if kind == "ivfpq":
@@ -461,14 +471,15 @@ def _build_faiss(
         picks = np.unique(np.linspace(0, total - 1, want).astype(np.int64))
         sample, start = [], 0
         for p in parts:
-            block = _mapped(p)
+            block = np.load(p, mmap_mode="r", allow_pickle=False)  # only the sampled rows
             local = picks[(picks >= start) & (picks < start + len(block))] - start
             sample.append(np.asarray(block[local], dtype=np.float32))
             start += len(block)
+            del block
         index.train(np.concatenate(sample), total)
         del sample
     for p in parts:
-        index.add_trained(np.asarray(_mapped(p), dtype=np.float32))
+        index.add_trained(_load(p))
     index.save(path)
 
 
@@ -487,7 +498,7 @@ def _join(
     total = sum(c["documents"] for c in chunks)
     dense_parts = _verified_parts(work, record, "dense.npy")
     docs_parts = _verified_parts(work, record, "docs.jsonl")
-    dim = int(_mapped(dense_parts[0]).shape[1])
+    dim = int(_shape(dense_parts[0])[0][1])
     kind: IndexKind = settings["index"]
     manifest = dense_manifest(encoder, dimension=dim, index_kind=kind, document_count=total)
     manifest["text_budget"] = {
