@@ -7,13 +7,18 @@ left in the file, and only then allocates and fills the array.
 
 :func:`map_npy` makes the same checks and then maps the file instead of reading it: the
 array is an :class:`numpy.memmap` whose pages are read when touched, so a 15 GB table of
-sentence vectors costs resident memory only for the rows a search reads (the kernel may
-drop clean pages again under pressure).
+sentence vectors costs resident memory only for the rows a search reads (clean file pages,
+which the kernel drops again under pressure). Searches read scattered rows, so the mapping
+is advised ``MADV_RANDOM``: with the kernel's read-ahead (8 MB per fault on this machine's
+disk) 20 scattered row reads of a cold 460 MB file pulled ~155 MB into the page cache;
+with the advice, 92 KB.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
 import os
 from typing import BinaryIO
 
@@ -75,13 +80,14 @@ def read_npy(handle: BinaryIO, size: int, path: str | os.PathLike[str]) -> np.nd
     return array.reshape(shape, order="F" if fortran else "C")
 
 
-def map_npy(fd: int, path: str | os.PathLike[str]) -> np.ndarray:
+def map_npy(fd: int, path: str | os.PathLike[str], *, random_access: bool = True) -> np.ndarray:
     """The whole-file array behind descriptor ``fd``, memory-mapped read-only.
 
     ``fd`` is taken over (closed here); the mapping stays valid after that, and after the
     file is renamed or deleted, because it holds the file itself. The header is checked
     exactly as in :func:`read_npy`. An empty array comes back as an ordinary one (a
-    zero-length file region cannot be mapped).
+    zero-length file region cannot be mapped). ``random_access`` turns the kernel's
+    read-ahead off for the mapping (see the module docstring).
     """
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -89,9 +95,14 @@ def map_npy(fd: int, path: str | os.PathLike[str]) -> np.ndarray:
         if math.prod(shape) == 0:
             return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
         try:
-            return np.memmap(
+            array = np.memmap(
                 handle, dtype=dtype, mode="r", offset=offset, shape=shape,
                 order="F" if fortran else "C",
             )  # fmt: skip
         except (OSError, ValueError) as exc:
             raise IndexCorruptError(f"{path}: cannot map the array ({exc})") from None
+    mapping = getattr(array, "_mmap", None)
+    if random_access and mapping is not None and hasattr(mmap, "MADV_RANDOM"):
+        with contextlib.suppress(OSError, ValueError):  # advice only; reads work without it
+            mapping.madvise(mmap.MADV_RANDOM)
+    return array
