@@ -13,6 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from logic_rag.lazy import lazy_exports
+from logic_rag.threads import prefer_passive_waits
+
+# Before torch loads: OpenMP threads that sleep at barriers keep indexing near a fair share
+# beside other busy processes (see logic_rag.threads); a user's OMP_WAIT_POLICY is kept.
+prefer_passive_waits()
 
 __version__ = "0.1.0"
 
