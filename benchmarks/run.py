@@ -88,8 +88,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=("dense", "logic", "verifiers", "reranker", "milvus", "quality"),
-        help="run one benchmark only (milvus runs only when named: it needs logic-rag[milvus])",
+        choices=("dense", "logic", "verifiers", "reranker", "milvus", "quality", "loaded"),
+        help="run one benchmark only (milvus and loaded run only when named: milvus needs "
+        "logic-rag[milvus]; loaded indexes --reranker-pool pages with --logic-model quiet and "
+        "beside one torch neighbour per core)",
     )
     parser.add_argument(
         "--milvus-size", type=int, default=20000, help="documents of the Milvus benchmark"
@@ -390,12 +392,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_queries=args.quality_queries,
             log=_log,
         )
+    if args.only == "loaded":
+        from benchmarks import bench_loaded_indexing
+
+        result["loaded_indexing"] = bench_loaded_indexing.run(
+            model=args.logic_model, pages=args.reranker_pool, log=_log
+        )
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(args.out, result)
-    print(format_table(result))
-    print(f"\nwrote {args.out} ({result['seconds']:.0f} s)")
+    table = format_table(result)
+    print(table)
+    from benchmarks.report import write_report
+
+    md, png = write_report(result, args.out, table)
+    print(f"\nwrote {args.out}, {md.name} and {png.name} ({result['seconds']:.0f} s)")
     return 0
 
 

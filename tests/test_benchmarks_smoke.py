@@ -50,6 +50,10 @@ def test_tiny_run_writes_the_documented_json(bench, tmp_path, capsys):
     result = json.loads(out.read_text())
     printed = capsys.readouterr().out
     assert "docs/s @ 24" in printed and "setops" in printed
+    # the report beside the JSON: ratios against their peers, and the figure
+    report = (tmp_path / "bench.md").read_text(encoding="utf-8")
+    assert report.startswith("# logic-rag benchmarks") and "| logic | rerank p50" in report
+    assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
 
     machine = result["machine"]
     assert machine["usable_cores"] >= 1 and machine["torch_threads"] >= 1
