@@ -97,6 +97,16 @@ def ratios(result: dict[str, Any]) -> list[Ratio]:
                     target,
                 )
             )
+            if "cold_p50_ratio" in row:  # vectors not yet in the client cache
+                out.append(
+                    Ratio(
+                        "milvus",
+                        f"{row['strategy']} cold p50 @ {milvus['documents']:,}",
+                        "FAISS",
+                        row["cold_p50_ratio"],
+                        target,
+                    )
+                )
     reranker = result.get("reranker")
     if reranker:
         out.append(Ratio("reranker", "cached p50", "uncached", reranker["p50_ratio"]))

@@ -25,7 +25,7 @@ def _result() -> dict:
             "documents": 2000,
             "strategies": [
                 {"strategy": "vanilla", "p50_ratio": 1.4},
-                {"strategy": "rerank", "p50_ratio": 2.6},
+                {"strategy": "rerank", "p50_ratio": 2.6, "cold_p50_ratio": 10.2},
             ],
         },
         "loaded_indexing": {
@@ -43,6 +43,7 @@ def test_ratios_carry_peers_and_targets() -> None:
     milvus = got[("milvus", "rerank p50 @ 2,000")]
     assert (milvus.peer, milvus.target, milvus.meets) == ("FAISS", 2.0, False)
     assert got[("milvus", "vanilla p50 @ 2,000")].target is None
+    assert got[("milvus", "rerank cold p50 @ 2,000")].meets is False
     assert got[("loaded indexing", "beside 2 torch (default)")].meets is True
     assert Ratio("dense", "x", "raw", 0.9, 0.95, higher_is_better=True).meets is False
 
