@@ -22,16 +22,37 @@ backend's whole query takes tens of milliseconds. So the client
 
 Vectors are cached as float16 when that is exact (sentence vectors of a float16 index
 are), else as float32, so the evidence equals the FAISS backend's bit for bit.
+
+**Local copy (Milvus Lite).** Even cached, the first query over unseen documents paid
+those per-row reads (measured 22-27x FAISS's p50 at 20k documents). So a Milvus Lite
+store also gets a *local copy* of its vectors, written beside the ``.db`` at build time
+(:class:`LocalCopy`: ``<file>.db.logic-rag/<collection>.<build id>.{documents,
+sentences}.npy``, float16 sentence vectors as the FAISS backend stores them, float32
+document vectors), memory-mapped when the store is opened. Then the candidates' document
+and sentence vectors are read from the mapping, never from Milvus: Milvus stays the
+document search and the vectors' copy of record. Which path a store uses is
+``vector_source`` (:data:`VECTOR_SOURCES`; ``$LOGIC_RAG_MILVUS_VECTORS``):
+
+* ``auto`` (default): the local copy when the store has one; else (a Milvus server, a
+  store written before local copies, a copy that is missing or damaged: logged) reads by
+  primary key through the cache;
+* ``local``: the local copy or an error (never silently slower);
+* ``milvus``: always reads by primary key (a remote server whose clients have no local
+  copy); a write then writes no local copy either.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
+import re
 import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +61,9 @@ from logic_rag.errors import IndexCorruptError
 __all__ = [
     "CACHE_ENV",
     "DEFAULT_CACHE_MB",
+    "VECTORS_ENV",
+    "VECTOR_SOURCES",
+    "LocalCopy",
     "VectorCache",
     "cache_bytes",
     "compact",
@@ -47,6 +71,7 @@ __all__ = [
     "encode_counts",
     "offsets_from_owners",
     "sentence_rows",
+    "vector_source",
 ]
 
 #: Environment variable with the client cache's budget in MiB (0: no cache).
@@ -55,6 +80,24 @@ CACHE_ENV = "LOGIC_RAG_MILVUS_CACHE_MB"
 DEFAULT_CACHE_MB = 512
 #: Python's bookkeeping per cached array, counted against the budget.
 _ENTRY_OVERHEAD = 128
+#: Environment variable with the default ``vector_source`` (see the module docstring).
+VECTORS_ENV = "LOGIC_RAG_MILVUS_VECTORS"
+#: Where the candidates' vectors are read from: the local copy if any, only the local
+#: copy, only Milvus (by primary key).
+VECTOR_SOURCES = ("auto", "local", "milvus")
+
+
+def vector_source(value: str | None = None) -> str:
+    """``value``, else ``$LOGIC_RAG_MILVUS_VECTORS``, else ``auto``; one of
+    :data:`VECTOR_SOURCES`."""
+    if value is None:
+        value = os.environ.get(VECTORS_ENV, "").strip() or "auto"
+    if value not in VECTOR_SOURCES:
+        raise ValueError(
+            f"the Milvus vector source must be one of {', '.join(VECTOR_SOURCES)} (argument "
+            f"vector_source= or ${VECTORS_ENV}), got {value!r}"
+        )
+    return value
 
 
 def cache_bytes(mb: float | None = None) -> int:
@@ -195,3 +238,109 @@ def sentence_rows(offsets: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np
     firsts = np.cumsum(lengths) - lengths
     rows = np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))
     return rows.astype(np.int64), lengths
+
+
+# ---------------------------------------------------------------------------- local copy
+#: Rows per block when a local copy is written (bounds the memory of a float32 block).
+_COPY_BATCH = 16384
+_PARTS = ("documents", "sentences")
+_COPY_FILE = re.compile(
+    r"(?P<collection>.+)\.(?P<build>[0-9a-f]{32})\.(?:documents|sentences)\.npy"
+)
+
+
+class LocalCopy:
+    """The local copy of one build's vectors, in a folder beside the Milvus Lite file.
+
+    ``<folder>/<collection>.<build id>.documents.npy`` and ``….sentences.npy``: plain
+    ``.npy`` arrays in the sentence collection's row order (the CSR layout), so a row's
+    primary key in Milvus is its row here. Each file is written to a temporary file and
+    renamed into place (:func:`logic_rag.atomic.atomic_open`), and its name carries the
+    build id, so a reader sees a whole file of the build it opened or none.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], collection: str, build_id: str) -> None:
+        self.folder = Path(folder)
+        self.collection = collection
+        self.build_id = build_id
+
+    @staticmethod
+    def folder_of(lite_uri: str) -> Path:
+        """The folder of a Milvus Lite store's local copies: ``<file>.db.logic-rag``."""
+        path = Path(lite_uri)
+        return path.with_name(path.name + ".logic-rag")
+
+    def path(self, part: str) -> Path:
+        """The file of ``part`` (``documents`` or ``sentences``)."""
+        if part not in _PARTS:
+            raise ValueError(f"a local copy holds {' and '.join(_PARTS)}, not {part!r}")
+        return self.folder / f"{self.collection}.{self.build_id}.{part}.npy"
+
+    @staticmethod
+    def storage_dtype(vectors: Any) -> np.dtype:
+        """How ``vectors`` are copied: float16 stays float16 (what the FAISS backend maps),
+        anything else float32 (what Milvus holds): the copy equals Milvus's rows exactly."""
+        dtype = getattr(vectors, "dtype", None)
+        return np.dtype(np.float16) if dtype == np.float16 else np.dtype(np.float32)
+
+    def write(self, part: str, vectors: Any, batch: int = _COPY_BATCH) -> str:
+        """Write ``vectors`` (an array, or rows that can be sliced into blocks) as ``part``.
+
+        Blocks of ``batch`` rows at a time, so a decoded (int8) table is never held whole.
+        Returns the stored dtype's name.
+        """
+        from logic_rag.atomic import atomic_open
+
+        n, dim = int(len(vectors)), int(vectors.shape[1])
+        dtype = self.storage_dtype(vectors)
+        header = {
+            "descr": np.lib.format.dtype_to_descr(dtype),
+            "fortran_order": False,
+            "shape": (n, dim),
+        }
+        with atomic_open(self.path(part), "wb") as handle:
+            np.lib.format.write_array_header_2_0(handle, header)
+            for start in range(0, n, batch):
+                block = np.ascontiguousarray(vectors[start : start + batch], dtype=dtype)
+                if block.shape != (min(batch, n - start), dim):
+                    raise ValueError(f"rows {start}: got a block of shape {block.shape}")
+                handle.write(memoryview(block).cast("B"))
+        return str(dtype)
+
+    def open(self, part: str, shape: tuple[int, int], dtype: object) -> np.ndarray:
+        """``part`` memory-mapped read-only, checked against ``shape`` and ``dtype``.
+
+        :class:`FileNotFoundError` when it is absent; :class:`IndexCorruptError` naming the
+        file when it is damaged (truncated, another shape or dtype).
+        """
+        from logic_rag.index.npy import map_npy
+
+        path = self.path(part)
+        fd = os.open(path, os.O_RDONLY)
+        array = map_npy(fd, path)
+        if array.shape != tuple(shape) or str(array.dtype) != str(dtype):
+            raise IndexCorruptError(
+                f"{path}: holds {array.dtype} vectors of shape {array.shape}, the store "
+                f"{tuple(shape)} {dtype}"
+            )
+        return array
+
+    def remove(self) -> None:
+        """Delete this build's files (a write that failed)."""
+        for part in _PARTS:
+            with contextlib.suppress(FileNotFoundError):
+                self.path(part).unlink()
+
+    def remove_others(self) -> list[Path]:
+        """Delete the files of this collection's other builds (replaced or never swapped
+        in); a process that still maps one keeps reading it. Returns what was deleted."""
+        gone: list[Path] = []
+        if not self.folder.is_dir():
+            return gone
+        for path in self.folder.iterdir():
+            match = _COPY_FILE.fullmatch(path.name)
+            if match and match["collection"] == self.collection and match["build"] != self.build_id:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    gone.append(path)
+        return gone

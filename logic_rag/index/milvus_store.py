@@ -21,6 +21,10 @@ Where things live (one index = two collections):
   sentences: the best-sentence evidence reads the candidates' sentences by primary key
   and computes it in numpy, as the FAISS backend does (see
   :mod:`logic_rag.index.milvus_local` for why, and for the client's vector cache).
+* A Milvus Lite store also gets a local copy of both tables, beside its file
+  (``<file>.db.logic-rag/``, :class:`~logic_rag.index.milvus_local.LocalCopy`): a store
+  opened with one reads the candidates' vectors from that memory map, never from Milvus
+  (``vector_source``, ``$LOGIC_RAG_MILVUS_VECTORS``); Milvus still searches the documents.
 * The SPLADE index, when built, stays a local file in the folder: the composed
   intersections (Combined Pseudo-Terms) need the inverted lists themselves, which a
   Milvus sparse search does not expose.
@@ -58,13 +62,15 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from logic_rag.errors import IndexCorruptError, IndexMismatchError, StoreError
+from logic_rag.index import milvus_local
 from logic_rag.index.milvus_local import (
+    LocalCopy,
     VectorCache,
     cache_bytes,
     compact,
@@ -73,6 +79,9 @@ from logic_rag.index.milvus_local import (
     offsets_from_owners,
     sentence_rows,
 )
+
+if TYPE_CHECKING:
+    from logic_rag.index.passages import PassageVectors
 
 __all__ = [
     "TOKEN_ENV",
@@ -283,13 +292,31 @@ class MilvusStore:
     """A connection to one store location, with the index's two collections."""
 
     def __init__(
-        self, location: StoreLocation, *, token: str | None = None, cache_mb: float | None = None
+        self,
+        location: StoreLocation,
+        *,
+        token: str | None = None,
+        cache_mb: float | None = None,
+        vector_source: str | None = None,
     ) -> None:
+        """``vector_source`` says where the candidates' vectors are read from (one of
+        :data:`~logic_rag.index.milvus_local.VECTOR_SOURCES`; default
+        ``$LOGIC_RAG_MILVUS_VECTORS``, else ``auto``):
+
+        * ``auto``: a Milvus Lite store's local copy when it has one, else Milvus;
+        * ``local``: the local copy, or :class:`StoreError` / :class:`IndexCorruptError`
+          on open when it is absent or damaged;
+        * ``milvus``: Milvus, by primary key, through the client cache (what a client of
+          a remote Milvus server does; writes then make no local copy either).
+        """
         self.location = location
+        self.vector_source = milvus_local.vector_source(vector_source)
         self._token = token
         self._client: Any = None
         #: The manifest of the collections written or opened through this object.
         self.stored: dict[str, Any] | None = None
+        #: The local copy the opened store reads from (``None``: reads from Milvus).
+        self.local: LocalCopy | None = None
         #: Document and sentence vectors already read (``cache_mb``, else
         #: ``$LOGIC_RAG_MILVUS_CACHE_MB``, else 512 MiB; see logic_rag.index.milvus_local).
         self.cache = VectorCache(cache_bytes(cache_mb))
@@ -353,6 +380,12 @@ class MilvusStore:
         ``sentences`` is ``(vectors, offsets)`` in :class:`~logic_rag.index.passages.
         PassageVectors`'s CSR layout. Returns the stored manifest (with a new build id).
         Rows go in ``batch_size`` at a time, so one request never holds the corpus.
+
+        A Milvus Lite store (unless ``vector_source`` is ``milvus``) also gets the local
+        copy of both tables (:class:`~logic_rag.index.milvus_local.LocalCopy`), written
+        before the collections are swapped in and recorded in the manifest
+        (``local_copy``: each table's dtype); the copies of the builds it replaces are
+        deleted after the swap.
         """
         self.recover_leftovers()
         if not overwrite:
@@ -373,7 +406,17 @@ class MilvusStore:
         tmp_docs = self.location.collection + suffix
         tmp_sents = self.location.sentences + suffix
         made: list[str] = []
+        copy = None
+        if self.location.is_lite and self.vector_source != "milvus":
+            copy = LocalCopy(
+                LocalCopy.folder_of(self.location.uri), self.location.collection, build_id
+            )
+        swapped = False
         try:
+            if copy is not None:
+                full["local_copy"] = {"documents": copy.write("documents", doc_vectors)}
+                if sentences is not None:
+                    full["local_copy"]["sentences"] = copy.write("sentences", sentences[0])
             self._create(tmp_docs, doc_vectors.shape[1], with_doc=False)
             made.append(tmp_docs)
             self._insert(tmp_docs, _doc_rows(doc_vectors, batch_size))
@@ -397,12 +440,17 @@ class MilvusStore:
             if sentences is not None:
                 client.rename_collection(tmp_sents, self.location.sentences)
                 made.remove(tmp_sents)
+            swapped = True
         finally:
             for name in made:
                 try:
                     client.drop_collection(name)
                 except Exception:  # cleanup must not hide the original error
                     pass
+            if copy is not None and not swapped:
+                copy.remove()
+        if copy is not None:
+            copy.remove_others()
         self.stored = full
         return full
 
@@ -541,7 +589,63 @@ class MilvusStore:
             passages = MilvusPassages(
                 self, dense.dim, count, offsets=self._stored_offsets(manifest)
             )
+        self._open_local(manifest, dense, passages)
         return dense, passages
+
+    def _open_local(
+        self, manifest: Mapping[str, Any], dense: MilvusDenseIndex, passages: MilvusPassages | None
+    ) -> None:
+        """Map the local copy into ``dense`` and ``passages`` as ``vector_source`` says.
+
+        ``auto`` falls back to reads by primary key when the copy is missing or damaged
+        (a warning says which file and why: the results are the same, only slower);
+        ``local`` raises instead.
+        """
+        self.local = None
+        if self.vector_source == "milvus":
+            return
+        recorded = manifest.get("local_copy")
+        where = self.location.display()
+        if not self.location.is_lite or not isinstance(recorded, dict):
+            if self.vector_source == "local":
+                raise StoreError(
+                    f"{where} has no local copy of its vectors (a Milvus server, or a store "
+                    f"written before local copies); use vector_source='auto' or 'milvus' "
+                    f"(${milvus_local.VECTORS_ENV}), or rewrite the store"
+                )
+            return
+        copy = LocalCopy(
+            LocalCopy.folder_of(self.location.uri), self.location.collection, manifest["build_id"]
+        )
+        try:
+            doc_rows = copy.open("documents", (dense.ntotal, dense.dim), recorded.get("documents"))
+            sent_rows = None
+            if passages is not None:
+                shape = (int(manifest["sentence_count"]), dense.dim)
+                sent_rows = copy.open("sentences", shape, recorded.get("sentences"))
+        except (OSError, IndexCorruptError) as exc:
+            reason = (
+                f"{exc.filename} is missing"
+                if isinstance(exc, FileNotFoundError)
+                else _first_line(exc)
+            )
+            if self.vector_source == "local":
+                raise StoreError(
+                    f"the local copy of {where} cannot be used: {reason}; rewrite the store "
+                    f"or open it with vector_source='auto' (reads by primary key, slower)"
+                ) from None
+            log.warning(
+                "logic-rag: the local copy of %s cannot be used (%s); reading vectors from "
+                "Milvus by primary key instead (same results, slower). Rewrite the store to "
+                "restore it",
+                where,
+                reason,
+            )
+            return
+        dense.local_rows = doc_rows
+        if passages is not None:
+            passages.local_rows = sent_rows
+        self.local = copy
 
     def _stored_offsets(self, manifest: Mapping[str, Any]) -> np.ndarray | None:
         """The sentence offsets stored with the sentence collection (``None`` if absent)."""
@@ -696,6 +800,8 @@ class MilvusDenseIndex:
         self.dim = dim
         self._ntotal = ntotal
         self.options: dict[str, Any] = {}
+        #: The local copy's document vectors (memory-mapped), or ``None``: read from Milvus.
+        self.local_rows: np.ndarray | None = None
 
     @property
     def ntotal(self) -> int:
@@ -741,6 +847,14 @@ class MilvusDenseIndex:
         )
         for row, hits in enumerate(found):
             # Milvus orders by distance; ties may come in another order than FAISS's.
+            n = min(len(hits), k)
+            pks, distances = getattr(hits, "ids", None), getattr(hits, "distances", None)
+            if pks is not None and distances is not None and min(len(pks), len(distances)) >= n:
+                # pymilvus keeps each row's ids and distances as columns: read them whole
+                # (per-hit dict access cost ~2 us a hit, 300 hits per atom).
+                ids[row, :n] = np.asarray(pks[:n], dtype=np.int64)
+                scores[row, :n] = np.asarray(distances[:n], dtype=np.float32)
+                continue
             for col, hit in enumerate(hits[:k]):
                 scores[row, col] = hit["distance"]
                 ids[row, col] = hit["id"]
@@ -749,13 +863,16 @@ class MilvusDenseIndex:
     def fetch(self, rows: np.ndarray) -> np.ndarray:
         """The stored vectors of ``rows`` (document row numbers), in that order.
 
-        Rows read before come from the store's cache; the others with one ``get``.
+        From the local copy when the store has one; else rows read before come from the
+        store's cache, the others with one ``get``.
         """
         rows = np.asarray(rows, dtype=np.int64).ravel()
         if len(rows) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         if rows.min() < 0 or rows.max() >= self.ntotal:
             raise IndexError(f"document rows must lie in [0, {self.ntotal})")
+        if self.local_rows is not None:
+            return np.asarray(self.local_rows[rows], dtype=np.float32)
         unique, inverse = np.unique(rows, return_inverse=True)
         keys = [("doc", r) for r in unique.tolist()]
         cached = self.store.cache.get_many(keys)
@@ -831,6 +948,9 @@ class MilvusPassages:
         self._n = n_documents
         self._offsets = offsets
         self._lock = threading.Lock()
+        #: The local copy's sentence vectors (memory-mapped), or ``None``: read from Milvus.
+        self.local_rows: np.ndarray | None = None
+        self._local: PassageVectors | None = None
 
     @property
     def n_documents(self) -> int:
@@ -867,9 +987,11 @@ class MilvusPassages:
     def max_sim(self, queries: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
         """Best sentence similarity of each query to each document, ``(len(q), len(ids))``.
 
-        The candidates' sentence vectors come from the store's cache, the others from one
-        ``get`` by primary key; the similarities are computed here, exactly as
-        :meth:`PassageVectors.max_sim` does (same rows, same order, same float32 product).
+        With a local copy, :meth:`PassageVectors.max_sim` over its memory map (the FAISS
+        backend's own code). Else the candidates' sentence vectors come from the store's
+        cache, the others from one ``get`` by primary key; the similarities are computed
+        here, exactly as :meth:`PassageVectors.max_sim` does (same rows, same order, same
+        float32 product).
         """
         if queries.shape[-1] != self.dim:
             raise IndexMismatchError(
@@ -883,6 +1005,8 @@ class MilvusPassages:
             return np.zeros((len(queries), 0), dtype=np.float32)
         if doc_ids.min() < 0 or doc_ids.max() >= self._n:
             raise IndexError(f"document rows must lie in [0, {self._n})")
+        if self.local_rows is not None:
+            return self._local_passages().max_sim(queries, doc_ids)
         unique, inverse = np.unique(doc_ids, return_inverse=True)
         blocks = self._sentences(unique)
         gathered = np.concatenate([blocks[i] for i in inverse.tolist()]).astype(
@@ -892,6 +1016,18 @@ class MilvusPassages:
         sims = queries @ gathered.T
         bounds = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         return np.maximum.reduceat(sims, bounds, axis=1)
+
+    @property
+    def source(self) -> str:
+        """Where the sentence vectors are read from: ``local`` (the copy) or ``milvus``."""
+        return "local" if self.local_rows is not None else "milvus"
+
+    def _local_passages(self) -> PassageVectors:
+        if self._local is None:
+            from logic_rag.index.passages import PassageVectors
+
+            self._local = PassageVectors(self.local_rows, self.offsets)  # type: ignore[arg-type]
+        return self._local
 
     def _sentences(self, docs: np.ndarray) -> list[np.ndarray]:
         """The sentence vectors of each of ``docs`` (distinct), one block per document."""

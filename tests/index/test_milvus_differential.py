@@ -1,10 +1,11 @@
 """Milvus Lite against FAISS on one corpus: every dense strategy, and the sentence evidence.
 
 The Milvus client computes the best-sentence evidence itself from the sentence vectors
-it reads by primary key (see logic_rag.index.milvus_local), so it must equal the FAISS
-backend's: the same float32 product over the same rows, bit for bit, whether the vectors
-come from Milvus or from the client cache, and for stores written before the sentence
-offsets were stored (read from the ``doc`` field instead).
+it reads from the store's local copy, or by primary key (see logic_rag.index.milvus_local),
+so it must equal the FAISS backend's: the same float32 product over the same rows, bit for
+bit, whether the vectors come from the local copy, from Milvus or from the client cache,
+and for stores written before the sentence offsets were stored (read from the ``doc``
+field instead). Every test runs with both vector sources (``local``, ``milvus``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from benchmarks.common import world_documents, world_queries  # noqa: E402
 from logic_rag.errors import IndexCorruptError  # noqa: E402
 from logic_rag.index import milvus_store  # noqa: E402
 from logic_rag.index.faiss_index import DenseIndex  # noqa: E402
-from logic_rag.index.milvus_local import CACHE_ENV  # noqa: E402
+from logic_rag.index.milvus_local import CACHE_ENV, VECTORS_ENV  # noqa: E402
 from logic_rag.index.milvus_store import MilvusStore  # noqa: E402
 from logic_rag.index.passages import PassageVectors  # noqa: E402
 from logic_rag.logic_retriever import LogicRetriever  # noqa: E402
@@ -37,10 +38,25 @@ def faiss_side(minilm) -> LogicRetriever:
     return LogicRetriever.build(world_documents(N_DOCUMENTS), model=minilm)
 
 
+@pytest.fixture(scope="module", params=["local", "milvus"])
+def source(request) -> str:
+    """Where the Milvus side reads the candidates' vectors: its local copy, or Milvus."""
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _vector_source(source, monkeypatch):
+    monkeypatch.setenv(VECTORS_ENV, source)
+
+
 @pytest.fixture(scope="module")
-def milvus_side(faiss_side, tmp_path_factory) -> LogicRetriever:
+def milvus_side(faiss_side, source, tmp_path_factory) -> LogicRetriever:
     folder = tmp_path_factory.mktemp("milvus-diff")
-    return faiss_side.to_store(f"milvus://{folder}/diff.db", collection="diff")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(VECTORS_ENV, source)
+        side = faiss_side.to_store(f"milvus://{folder}/diff.db", collection="diff")
+    assert side.passages.source == source
+    return side
 
 
 def _engine(retriever: LogicRetriever, strategy: str) -> LogicRetriever:
@@ -81,22 +97,25 @@ def _probe(dim: int, n_documents: int) -> tuple[np.ndarray, np.ndarray]:
     return queries, docs
 
 
-def test_max_sim_is_faiss_bit_for_bit_cold_and_cached(faiss_side, milvus_side):
+def test_max_sim_is_faiss_bit_for_bit_cold_and_cached(faiss_side, milvus_side, source):
     store = milvus_side.dense.index.store
     queries, docs = _probe(faiss_side.dense.encoder.dimension, len(faiss_side))
     expected = faiss_side.passages.max_sim(queries, docs)
     rows = np.array([5, 1, 5])
     vectors = np.asarray(faiss_side.dense.index.vectors())[rows]
     store.cache.clear()
-    np.testing.assert_array_equal(milvus_side.passages.max_sim(queries, docs), expected)
-    np.testing.assert_array_equal(milvus_side.dense.index.fetch(rows), vectors)
     gets = []
     original = store.client.get
     store.client.get = lambda *a, **k: gets.append(k) or original(*a, **k)
     try:
         np.testing.assert_array_equal(milvus_side.passages.max_sim(queries, docs), expected)
         np.testing.assert_array_equal(milvus_side.dense.index.fetch(rows), vectors)
-        assert gets == []  # every vector came from the cache
+        # the local copy is read even cold; else one get per table
+        assert len(gets) == (0 if source == "local" else 2)
+        gets.clear()
+        np.testing.assert_array_equal(milvus_side.passages.max_sim(queries, docs), expected)
+        np.testing.assert_array_equal(milvus_side.dense.index.fetch(rows), vectors)
+        assert gets == []  # every vector came from the local copy or the cache
     finally:
         store.client.get = original
     assert milvus_side.passages.max_sim(queries, np.array([], dtype=np.int64)).shape == (5, 0)
