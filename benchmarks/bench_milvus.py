@@ -13,12 +13,17 @@ decomposed and encoded inside every timed call. The Milvus Lite server runs on t
 machine, so the numbers measure the client/server round trips (gRPC, serialisation of
 the candidates' vectors), not a network.
 
-The Milvus client caches the document and sentence vectors it has read
-(:mod:`logic_rag.index.milvus_local`), so Milvus is timed twice per (query, strategy):
-``milvus`` right after an untimed run of the same call (every vector the query needs is
-cached: a serving process whose candidates recur), and ``milvus_cold`` with the cache
-emptied first (every vector read from Milvus: the first query over unseen documents).
-FAISS gets the same untimed run before its timed one. Real traffic lies between the two.
+A Milvus Lite store reads the candidates' document and sentence vectors from its local
+copy (memory-mapped files written beside the ``.db``, :mod:`logic_rag.index.milvus_local`)
+unless ``$LOGIC_RAG_MILVUS_VECTORS=milvus``; then it reads them from Milvus by primary key
+and caches them. Milvus is timed twice per (query, strategy): ``milvus`` right after an
+untimed run of the same call (a serving process whose candidates recur), and
+``milvus_cold`` with the client cache emptied first (the first query over unseen
+documents: with reads by primary key, every vector comes from Milvus). The local copy has
+no client cache, so it is the same code path in both; its pages stay in the OS page cache
+(the file was just written), as the FAISS side's arrays stay in memory: neither backend
+is timed with its vectors on disk only. FAISS gets the same untimed run before its timed
+one. The result's ``vector_source`` says which path was timed.
 """
 
 from __future__ import annotations
@@ -120,6 +125,8 @@ def run(
         milvus_side = faiss_side.to_store(f"milvus://{tmp}/bench.db", collection="bench")
         write_seconds = time.perf_counter() - start
         cache = milvus_side.dense.index.store.cache
+        source = milvus_side.passages.source
+        say(f"milvus: candidates' vectors read from {source}")
         backends = {"faiss": faiss_side, "milvus": milvus_side, "milvus_cold": milvus_side}
         for q in queries[:warmup]:
             for s in strategies:
@@ -169,14 +176,17 @@ def run(
         "queries": len(queries),
         "milvus_write_seconds": write_seconds,
         "milvus_cache_peak_bytes": cached_bytes,
+        "vector_source": source,
         "store": "Milvus Lite (local file, server process on this machine)",
         "versions": _versions(),
         "strategies": rows,
         "notes": (
             "p50/p95 per query (decomposition + encoding + search + evidence), FAISS in "
-            "memory vs Milvus Lite; ratio = Milvus / FAISS. milvus: the query's vectors "
-            "are in the client cache (run once untimed first, as FAISS is); milvus_cold "
-            "(cold_*): the cache emptied before the call. same_top10 = share of queries "
+            "memory vs Milvus Lite; ratio = Milvus / FAISS. vector_source: where the "
+            "candidates' vectors were read (local: the store's memory-mapped local copy, "
+            "no client cache; milvus: by primary key through the client cache). milvus: "
+            "run once untimed first, as FAISS is; milvus_cold (cold_*): the client cache "
+            "emptied before the call. same_top10 = share of queries "
             "whose top-10 ids are identical on both backends; max_score_diff = largest "
             "|score difference| between the backends' hits."
         ),

@@ -102,6 +102,8 @@ def test_int8_sentences_are_copied_decoded(tmp_path, minilm):
 def test_same_top10_from_the_local_copy_and_by_primary_key(minilm, tmp_path, monkeypatch):
     faiss = LogicRetriever.build(world_documents(80), model=minilm)
     via_copy = faiss.to_store(f"milvus://{tmp_path}/t.db", collection="top")
+    loaded = LogicRetriever.load(via_copy.save(tmp_path / "idx"), model=minilm)
+    assert loaded.passages.source == "local"  # a saved folder reopens its store's copy
     monkeypatch.setenv(VECTORS_ENV, "milvus")
     index, passages = MilvusStore(via_copy.dense.index.store.location).open({})
     assert passages.source == "milvus"
@@ -110,7 +112,7 @@ def test_same_top10_from_the_local_copy_and_by_primary_key(minilm, tmp_path, mon
     queries = world_queries(6)
     for strategy in ("vanilla", "rerank", "setops", "orthogonal"):
         want = faiss.search_batch(queries, 10, strategy=strategy)
-        for got in (via_copy, by_pk):
+        for got in (via_copy, by_pk, loaded):
             for a, b in zip(got.search_batch(queries, 10, strategy=strategy), want, strict=True):
                 assert [h.id for h in a] == [h.id for h in b], strategy
                 np.testing.assert_allclose([h.score for h in a], [h.score for h in b], atol=1e-5)
