@@ -174,3 +174,26 @@ def test_d02_encoder_batches_are_bounded_in_padded_tokens():
         for start, stop in batches:
             assert (stop - start) * lengths[start] <= limit or stop - start == 1
     assert sparse._token_batches([10_000], 32, 1024) == [(0, 1)]  # one text always fits
+
+
+def test_d02_encoder_batch_tokens_follow_the_device():
+    """CPUs keep the 4,096-token cap; an accelerator gets whole batches; a setting wins."""
+    from types import SimpleNamespace
+
+    from logic_rag.encoders import dense
+    from logic_rag.encoders.dense import DenseEncoder
+
+    encoder = DenseEncoder("minilm", batch_size=64)
+    cpu = SimpleNamespace(device="cpu", max_seq_length=256)
+    gpu = SimpleNamespace(device="cuda:0", max_seq_length=256)
+    assert encoder._batch_tokens(cpu) == dense._BATCH_TOKENS
+    assert encoder._batch_tokens(gpu) == 64 * 256
+    lengths = [150] * 200
+    assert {b - a for a, b in dense._token_batches(lengths, 64, encoder._batch_tokens(gpu))} == {
+        64,
+        8,
+    }
+    assert max(b - a for a, b in dense._token_batches(lengths, 64)) == 4096 // 150
+    assert DenseEncoder("minilm", max_batch_tokens=512)._batch_tokens(gpu) == 512
+    with pytest.raises(ValueError, match="max_batch_tokens"):
+        DenseEncoder("minilm", max_batch_tokens=0)
