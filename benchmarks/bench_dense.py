@@ -63,9 +63,15 @@ def run(
     warmup: int = 10,
     noise: float = 0.3,
     seed: int = 0,
+    model: str = MODEL,
+    device: str | None = None,
     log: Log | None = None,
 ) -> dict[str, Any]:
     """Measure both sides at every size in ``sizes``; returns a JSON-ready dict.
+
+    ``model`` is a registry name or model folder; ``device`` a torch device (``None``:
+    sentence-transformers' choice). Both sides run the model in the dtype logic-rag picks
+    for it on that device (bf16 for EmbeddingGemma where the device has it).
 
     ``encode_max`` caps how many documents are really encoded (default: all of the
     largest size); throughput is reported for every size up to it and for the cap.
@@ -90,8 +96,15 @@ def run(
     queries = world_queries(n_queries, seed)
     texts = [d.content for d in docs]
 
-    encoder = DenseEncoder(MODEL, batch_size=batch_size)
-    raw = SentenceTransformer(str(resolve_model(MODEL).path), local_files_only=True)
+    import torch
+
+    encoder = DenseEncoder(model, batch_size=batch_size, device=device)
+    raw = SentenceTransformer(
+        str(resolve_model(model).path),
+        device=device,
+        local_files_only=True,
+        model_kwargs={"dtype": getattr(torch, encoder.dtype)},
+    )
 
     def raw_encode(batch: list[str]) -> np.ndarray:
         return raw.encode(
@@ -205,7 +218,8 @@ def run(
         del retriever, dense, index
 
     return {
-        "model": MODEL,
+        "model": model,
+        "device": str(encoder.model.device),
         "batch_size": batch_size,
         "encoded_documents": n_encode,
         "chunks": len(edges) - 1,

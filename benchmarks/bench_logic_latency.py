@@ -69,6 +69,7 @@ def run(
     noise: float = 0.3,
     seed: int = 0,
     model: str = MODEL,
+    device: str | None = None,
     log: Log | None = None,
 ) -> dict[str, Any]:
     """Time every strategy on ``n_queries`` three-atom queries over ``size`` documents.
@@ -94,7 +95,7 @@ def run(
     say(f"logic: generating {size} documents and {n_queries} three-atom queries")
     docs = world_documents(size, seed)
     queries = three_atom_queries(n_queries, seed)
-    encoder = DenseEncoder(model, batch_size=batch_size)
+    encoder = DenseEncoder(model, batch_size=batch_size, device=device)
 
     say(f"logic: encoding {sample} sampled documents and their sentences")
     start = time.perf_counter()

@@ -39,9 +39,12 @@ def run(
     sample: int = 300,
     candidates: int = 100,
     all_pairs_queries: int = 2,
+    device: str | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
+    from benchmarks.common import llm_generator
     from logic_rag.corpus import load_documents
+    from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.evals.quest.split import read_records, split_by_atom
     from logic_rag.generators.llamacpp import llamacpp_available
     from logic_rag.logic_retriever import LogicRetriever
@@ -54,7 +57,7 @@ def run(
         return {"skipped": f"QUEST-attr data not found in {folder}"}
     if llm_spec in ("", "none"):
         return {"skipped": "no LLM verifier (--llm-verifier none)"}
-    if not llamacpp_available() and ":" not in llm_spec:
+    if ":" not in llm_spec and not llamacpp_available():
         return {"skipped": "llama-cpp-python is not installed (make setup builds it)"}
     split = split_by_atom(read_records(folder / "train_dev.jsonl"))
     train = [r["query"] for r in split.train][:fit_queries]
@@ -63,9 +66,11 @@ def run(
     if index:
         retriever = LogicRetriever.load(index)
     else:
-        retriever = LogicRetriever.build(load_documents(folder / "documents.jsonl"), model=model)
+        retriever = LogicRetriever.build(
+            load_documents(folder / "documents.jsonl"), model=DenseEncoder(model, device=device)
+        )
     log(f"quality: index ready ({time.perf_counter() - started:.0f} s, {len(retriever)} pages)")
-    verifier = LLMVerifier(generator=llm_spec)
+    verifier = LLMVerifier(generator=llm_generator(llm_spec, device))
     verifier.warm_up()
     forget_thresholds()
     quality = retriever.with_config(

@@ -35,6 +35,7 @@ def run(
     rounds: int = 2,
     model: str = "minilm",
     seed: int = 0,
+    device: str | None = None,
     log: Log | None = None,
 ) -> dict[str, Any]:
     """Time ``rerank`` calls with the cache off and on; see the module docstring."""
@@ -48,7 +49,7 @@ def run(
         raise ValueError("pool, n_queries, candidates and rounds must be positive")
     docs = world_documents(pool, seed)
     queries = three_atom_queries(n_queries, seed)
-    encoder = DenseEncoder(model)
+    encoder = DenseEncoder(model, device=device)
     say(f"reranker: dense top-{candidates} of {n_queries} queries over {pool} pages")
     retriever = Retriever.build(docs, model=encoder, show_progress_bar=False)
     by_id = {d.id: d for d in docs}

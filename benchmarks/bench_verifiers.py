@@ -46,13 +46,13 @@ def _time(verifier: Any, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
-def _tiny_cross_encoder(folder: str) -> str:
-    """MiniLM with a one-logit head, saved to ``folder`` (same shape as a trained one)."""
+def _tiny_cross_encoder(folder: str, base: str = "minilm") -> str:
+    """``base`` (MiniLM) with a one-logit head, saved to ``folder`` (a trained one's shape)."""
     from sentence_transformers import CrossEncoder
 
     from logic_rag.models import resolve_model
 
-    model = CrossEncoder(str(resolve_model("minilm").path), num_labels=1, local_files_only=True)
+    model = CrossEncoder(str(resolve_model(base).path), num_labels=1, local_files_only=True)
     model.save(folder)
     return folder
 
@@ -63,11 +63,18 @@ def run(
     llm_pairs: int = 6,
     llm_spec: str = "qwen2.5-1.5b",
     seed: int = 0,
+    device: str | None = None,
+    cross_encoder_base: str = "minilm",
     log: Log | None = None,
 ) -> dict[str, Any]:
-    """Time the cross-encoder and the LLM verifier per (atom, document) pair."""
+    """Time the cross-encoder and the LLM verifier per (atom, document) pair.
+
+    ``device`` (a torch device) runs the cross-encoder and a ``transformers:`` LLM there;
+    ``cross_encoder_base`` is the MiniLM-shaped model (name or folder) the head goes on.
+    """
     import tempfile
 
+    from benchmarks.common import llm_generator
     from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier
     from logic_rag.verifiers.llm import LLMVerifier
 
@@ -75,7 +82,9 @@ def run(
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         say(f"verifiers: cross-encoder (MiniLM-L6 shape) on {cross_encoder_pairs} pairs")
-        ce = CrossEncoderVerifier(model=_tiny_cross_encoder(tmp), device="cpu")
+        ce = CrossEncoderVerifier(
+            model=_tiny_cross_encoder(tmp, cross_encoder_base), device=device or "cpu"
+        )
         out["cross-encoder"] = _time(ce, _pairs(cross_encoder_pairs, seed))
     if llm_spec in ("", "none"):
         out["llm"] = {"generator": None, "skipped": "not requested (--llm-verifier none)"}
@@ -84,7 +93,9 @@ def run(
     try:
         out["llm"] = {
             "generator": llm_spec,
-            **_time(LLMVerifier(generator=llm_spec), _pairs(llm_pairs, seed)),
+            **_time(
+                LLMVerifier(generator=llm_generator(llm_spec, device)), _pairs(llm_pairs, seed)
+            ),
         }
     except Exception as error:  # a missing model or runtime is a reported skip
         out["llm"] = {"generator": llm_spec, "skipped": f"{type(error).__name__}: {error}"}

@@ -201,6 +201,7 @@ def machine_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "usable_cores": usable,
         "torch_threads": torch.get_num_threads(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "faiss_omp_threads": faiss.omp_get_max_threads(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "environment": {
@@ -220,3 +221,16 @@ def machine_info() -> dict[str, Any]:
             )
         },
     }
+
+
+def llm_generator(spec: str, device: str | None = None) -> Any:
+    """The LLM verifier's generator: ``spec`` itself, or built on ``device`` when named.
+
+    Only the in-process transformers backend takes a torch device (``transformers:MODEL``);
+    llama.cpp, vLLM and servers choose their own, so their specs pass through unchanged.
+    """
+    if device is None or not spec.startswith("transformers:"):
+        return spec
+    from logic_rag.generators.base import make_generator
+
+    return make_generator(spec, device=device)
