@@ -304,8 +304,8 @@ class MilvusStore:
         ``$LOGIC_RAG_MILVUS_VECTORS``, else ``auto``):
 
         * ``auto``: a Milvus Lite store's local copy when it has one, else Milvus;
-        * ``local``: the local copy, or :class:`StoreError` / :class:`IndexCorruptError`
-          on open when it is absent or damaged;
+        * ``local``: the local copy, or :class:`StoreError` on open when it is absent or
+          damaged;
         * ``milvus``: Milvus, by primary key, through the client cache (what a client of
           a remote Milvus server does; writes then make no local copy either).
         """
