@@ -122,6 +122,39 @@ def ratios(result: dict[str, Any]) -> list[Ratio]:
                     2.5,
                 )
             )
+    million = result.get("million")
+    if million:
+        docs = f"{million['documents']:,}"
+        out.append(
+            Ratio(
+                "million",
+                f"rerank p50 @ {docs}",
+                "vanilla",
+                million["query"]["p50_ratio"],
+                million["targets"]["rerank_p50_ratio"],
+            )
+        )
+        for stage, gib in million["peak_rss_gib"].items():
+            out.append(
+                Ratio(
+                    "million",
+                    f"{stage} peak RSS @ {docs} (fraction of the budget)",
+                    f"{million['targets']['peak_rss_gib']:g} GiB",
+                    gib / million["targets"]["peak_rss_gib"],
+                    1.0,
+                )
+            )
+        recall = million.get("recall")
+        for dtype, row in (recall or {}).get("dtypes", {}).items():
+            out.append(
+                Ratio(
+                    "million",
+                    f"{dtype} sentences: rerank top-10 overlap @ {recall['documents']:,}",
+                    "float32 sentences",
+                    row["top10_overlap"],
+                    higher_is_better=True,
+                )
+            )
     scale = result.get("scale")
     if scale:
         for row in scale.get("ratios", []):

@@ -88,10 +88,35 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=("dense", "logic", "verifiers", "reranker", "milvus", "quality", "loaded"),
-        help="run one benchmark only (milvus and loaded run only when named: milvus needs "
-        "logic-rag[milvus]; loaded indexes --reranker-pool pages with --logic-model quiet and "
-        "beside one torch neighbour per core)",
+        choices=(
+            "dense",
+            "logic",
+            "verifiers",
+            "reranker",
+            "milvus",
+            "quality",
+            "loaded",
+            "million",
+        ),
+        help="run one benchmark only (milvus, loaded and million run only when named: milvus "
+        "needs logic-rag[milvus]; loaded indexes --reranker-pool pages with --logic-model quiet "
+        "and beside one torch neighbour per core; million builds --million-docs documents with "
+        "the chunked build, --million-real of them really encoded by MiniLM)",
+    )
+    parser.add_argument(
+        "--million-docs", type=int, default=1_000_000, help="documents of the million benchmark"
+    )
+    parser.add_argument(
+        "--million-real",
+        type=int,
+        default=20_000,
+        help="documents of the million benchmark really encoded (the rest: stand-in vectors)",
+    )
+    parser.add_argument(
+        "--million-recall",
+        type=int,
+        default=100_000,
+        help="subset on which the million benchmark compares float16/int8 with float32 (0: skip)",
     )
     parser.add_argument(
         "--milvus-size", type=int, default=20000, help="documents of the Milvus benchmark"
@@ -283,6 +308,11 @@ def format_table(result: dict[str, Any]) -> str:
                 )
             lines.append(line)
         lines.append("")
+    million = result.get("million")
+    if million:
+        from benchmarks.bench_million import format_table as million_table
+
+        lines += ["a million documents (chunked build)", million_table(million), ""]
     machine = result["machine"]
     lines.append(
         f"{machine['cpu_model']}; {machine['usable_cores']} cores, torch "
@@ -397,6 +427,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         result["loaded_indexing"] = bench_loaded_indexing.run(
             model=args.logic_model, pages=args.reranker_pool, log=_log
+        )
+    if args.only == "million":
+        from benchmarks import bench_million
+
+        result["million"] = bench_million.run(
+            args.million_docs,
+            real=args.million_real,
+            recall_docs=args.million_recall,
+            n_queries=args.logic_queries,
+            work=args.out.with_name(f"{args.out.stem}-million-work"),
+            threads=args.threads,
+            seed=args.seed,
+            log=_log,
         )
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = time.perf_counter() - started
