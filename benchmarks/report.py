@@ -116,10 +116,12 @@ def ratios(result: dict[str, Any]) -> list[Ratio]:
             out.append(
                 Ratio(
                     "loaded indexing",
-                    f"beside {loaded['competitors']} {loaded['competitor']} ({name})",
+                    f"beside {loaded['competitors']} {loaded['competitor']} "
+                    f"x{loaded.get('competitor_threads', 2)} threads ({name})",
                     "quiet, same run",
                     row["ratio_to_quiet"],
-                    2.5,
+                    # 2.5x of one core each; scaled when the neighbours have more threads.
+                    2.5 * loaded.get("fair_share_ratio", 2.0) / 2.0,
                 )
             )
     million = result.get("million")
@@ -169,7 +171,8 @@ def render_markdown(result: dict[str, Any], text_table: str, png_name: str | Non
     machine = result.get("machine", {})
     if machine:
         lines.append(
-            f"Machine: {machine.get('cpu_model')}, {machine.get('usable_cores')} cores; load "
+            f"Machine: {machine.get('cpu_model')}, {machine.get('usable_cores')} cores, GPU "
+            f"{machine.get('gpu') or 'none'}; load "
             f"average {result.get('load_average_start')} -> {result.get('load_average_end')}."
         )
     lines += ["", "| section | measure | peer (same run) | ratio | target | met |"]

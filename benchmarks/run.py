@@ -146,6 +146,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--quality-queries", type=int, default=10, help="dev queries the quality benchmark times"
     )
+    parser.add_argument(
+        "--device",
+        default=None,
+        help="torch device of the encoders, the cross-encoder and a transformers: LLM "
+        "(e.g. cuda; default: sentence-transformers' choice for encoders, CPU for the rest)",
+    )
+    parser.add_argument(
+        "--dense-model", default="minilm", help="model of the dense benchmark (default minilm)"
+    )
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.add_argument("--seed", type=int, default=0, help="world seed")
     parser.add_argument(
@@ -315,7 +324,8 @@ def format_table(result: dict[str, Any]) -> str:
         lines += ["a million documents (chunked build)", million_table(million), ""]
     machine = result["machine"]
     lines.append(
-        f"{machine['cpu_model']}; {machine['usable_cores']} cores, torch "
+        f"{machine['cpu_model']}; {machine['usable_cores']} cores; "
+        f"GPU {machine.get('gpu') or 'none'} ({result['settings'].get('device') or 'default'}), torch "
         f"{machine['torch_threads']} threads, faiss {machine['faiss_omp_threads']} threads; "
         f"load average {result['load_average_start']} -> {result['load_average_end']}"
     )
@@ -358,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "logic_queries": args.logic_queries,
             "strategies": args.strategies,
             "seed": args.seed,
+            "device": args.device,
+            "dense_model": args.dense_model,
             "milvus_size": args.milvus_size,
             "reranker_pool": args.reranker_pool,
         },
@@ -370,6 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_queries=args.queries,
             chunk=args.chunk,
             seed=args.seed,
+            model=args.dense_model,
+            device=args.device,
             log=_log,
         )
     if args.only in (None, "logic"):
@@ -380,6 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             strategies=args.strategies,
             seed=args.seed,
             model=args.logic_model,
+            device=args.device,
             log=_log,
         )
     if args.only in (None, "verifiers"):
@@ -389,6 +404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             cross_encoder_pairs=args.verifier_pairs,
             llm_spec=args.llm_verifier,
             seed=args.seed,
+            device=args.device,
+            cross_encoder_base=args.dense_model,
             log=_log,
         )
     if args.only in (None, "reranker"):
@@ -399,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_queries=args.logic_queries,
             seed=args.seed,
             model=args.logic_model,
+            device=args.device,
             log=_log,
         )
     if args.only == "milvus":
@@ -420,6 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             index=args.quality_index,
             llm_spec=args.llm_verifier,
             n_queries=args.quality_queries,
+            device=args.device,
             log=_log,
         )
     if args.only == "loaded":

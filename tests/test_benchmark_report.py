@@ -31,6 +31,8 @@ def _result() -> dict:
         "loaded_indexing": {
             "competitor": "torch",
             "competitors": 2,
+            "competitor_threads": 1,
+            "fair_share_ratio": 2.0,
             "loaded": {"default": {"ratio_to_quiet": 2.2}},
         },
     }
@@ -44,7 +46,22 @@ def test_ratios_carry_peers_and_targets() -> None:
     assert (milvus.peer, milvus.target, milvus.meets) == ("FAISS", 2.0, False)
     assert got[("milvus", "vanilla p50 @ 2,000")].target is None
     assert got[("milvus", "rerank cold p50 @ 2,000")].meets is False
-    assert got[("loaded indexing", "beside 2 torch (default)")].meets is True
+    loaded = got[("loaded indexing", "beside 2 torch x1 threads (default)")]
+    assert (loaded.target, loaded.meets) == (2.5, True)
+
+
+def test_loaded_target_scales_with_the_neighbours_threads() -> None:
+    """Two-thread neighbours: fair share 3x, so the 2.5x-of-fair target becomes 3.75x."""
+    result = _result()
+    result["loaded_indexing"].update(
+        competitor_threads=2,
+        fair_share_ratio=3.0,
+        loaded={"default": {"ratio_to_quiet": 2.69}, "spinning": {"ratio_to_quiet": 4.1}},
+    )
+    got = {(r.section, r.name): r for r in ratios(result)}
+    default = got[("loaded indexing", "beside 2 torch x2 threads (default)")]
+    assert (default.target, default.meets) == (3.75, True)
+    assert got[("loaded indexing", "beside 2 torch x2 threads (spinning)")].meets is False
     assert Ratio("dense", "x", "raw", 0.9, 0.95, higher_is_better=True).meets is False
 
 
