@@ -167,7 +167,8 @@ def ratios(result: dict[str, Any]) -> list[Ratio]:
 def render_markdown(result: dict[str, Any], text_table: str, png_name: str | None) -> str:
     """The report: the ratio table, the figure, then the full text table."""
     lines = ["# logic-rag benchmarks", ""]
-    lines.append(f"Command: `{result.get('command', '')}`")
+    if result.get("command"):
+        lines.append(f"Command: `{result['command']}`")
     machine = result.get("machine", {})
     if machine:
         lines.append(
@@ -185,12 +186,27 @@ def render_markdown(result: dict[str, Any], text_table: str, png_name: str | Non
         lines.append(f"| {r.section} | {r.name} | {r.peer} | {r.value:.3g} | {target} | {met} |")
     if png_name:
         lines += ["", f"![ratios]({png_name})"]
-    lines += ["", "```text", text_table.rstrip(), "```", ""]
+    if text_table.strip():
+        lines += ["", "```text", text_table.rstrip(), "```"]
+    lines.append("")
     return "\n".join(lines)
 
 
-def _png(result: dict[str, Any], path: Path) -> bool:
-    rows = [r for r in ratios(result) if r.value > 0]
+def as_run_result(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``benchmarks.run`` result from any of its benchmarks' JSON files.
+
+    ``bench_loaded_indexing`` and ``bench_million`` run alone write their own dict; it is
+    put under the key ``benchmarks.run`` would have used.
+    """
+    if "quiet_s" in data and "loaded" in data:
+        return {"loaded_indexing": data}
+    if data.get("benchmark") == "million":
+        return {"million": data, **{k: data[k] for k in ("command", "machine") if k in data}}
+    return data
+
+
+def _png(result: dict[str, Any] | list[Ratio], path: Path) -> bool:
+    rows = [r for r in (ratios(result) if isinstance(result, dict) else result) if r.value > 0]
     if not rows:
         return False
     import matplotlib
@@ -231,20 +247,61 @@ def write_report(result: dict[str, Any], json_path: Path, text_table: str) -> tu
     return md, png
 
 
+def write_combined(results: Sequence[tuple[str, dict[str, Any]]], md: Path) -> tuple[Path, Path]:
+    """One report of several runs: each run's ratios against peers of that same run.
+
+    ``results`` are ``(name, result)`` pairs; the figure holds every run's ratios, each
+    labelled with its run's name.
+    """
+    from benchmarks.run import format_table
+    from logic_rag.atomic import atomic_write_text
+
+    png = md.with_suffix(".png")
+    every: list[Ratio] = []
+    for name, result in results:
+        for r in ratios(result):
+            every.append(
+                Ratio(f"{name}: {r.section}", r.name, r.peer, r.value, r.target, r.higher_is_better)
+            )
+    has_png = _png(every, png)
+    lines = ["# logic-rag benchmarks", ""]
+    lines.append(f"{len(results)} runs; every ratio is against a peer measured in the same run.")
+    if has_png:
+        lines += ["", f"![ratios]({png.name})"]
+    for name, result in results:
+        block = render_markdown(result, format_table(result), None).splitlines()
+        lines += ["", f"## {name}", *block[2:]]  # its own title becomes the section title
+    atomic_write_text(md, "\n".join(lines) + "\n")
+    return md, png
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``BENCH.json``: its report beside it; ``--out REPORT.md A.json B.json ...``: one
+    report of several runs (e.g. CPU and GPU, or benchmarks run one at a time)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m benchmarks.report BENCH.json", file=sys.stderr)
+    out: Path | None = None
+    if len(args) >= 2 and args[0] == "--out":
+        out, args = Path(args[1]), args[2:]
+    if not args or (out is None and len(args) != 1):
+        print(
+            "usage: python -m benchmarks.report BENCH.json | --out REPORT.md A.json [B.json ...]",
+            file=sys.stderr,
+        )
         return 2
     from benchmarks.run import format_table
 
-    path = Path(args[0])
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        print(f"benchmarks.report: error: {path}: {exc}", file=sys.stderr)
-        return 2
-    md, _ = write_report(result, path, format_table(result))
+    loaded: list[tuple[str, dict[str, Any]]] = []
+    for arg in args:
+        path = Path(arg)
+        try:
+            loaded.append((path.stem, as_run_result(json.loads(path.read_text(encoding="utf-8")))))
+        except (OSError, json.JSONDecodeError) as exc:
+            print(f"benchmarks.report: error: {path}: {exc}", file=sys.stderr)
+            return 2
+    if out is None:
+        md, _ = write_report(loaded[0][1], Path(args[0]), format_table(loaded[0][1]))
+    else:
+        md, _ = write_combined(loaded, out)
     print(md)
     return 0
 

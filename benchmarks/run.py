@@ -322,13 +322,16 @@ def format_table(result: dict[str, Any]) -> str:
         from benchmarks.bench_million import format_table as million_table
 
         lines += ["a million documents (chunked build)", million_table(million), ""]
-    machine = result["machine"]
-    lines.append(
-        f"{machine['cpu_model']}; {machine['usable_cores']} cores; "
-        f"GPU {machine.get('gpu') or 'none'} ({result['settings'].get('device') or 'default'}), torch "
-        f"{machine['torch_threads']} threads, faiss {machine['faiss_omp_threads']} threads; "
-        f"load average {result['load_average_start']} -> {result['load_average_end']}"
-    )
+    machine = result.get("machine")
+    if machine:  # a single benchmark's own JSON may have none
+        device = result.get("settings", {}).get("device") or "default"
+        lines.append(
+            f"{machine['cpu_model']}; {machine['usable_cores']} cores; "
+            f"GPU {machine.get('gpu') or 'none'} ({device}), torch "
+            f"{machine['torch_threads']} threads, faiss {machine['faiss_omp_threads']} threads; "
+            f"load average {result.get('load_average_start')} -> "
+            f"{result.get('load_average_end')}"
+        )
     return "\n".join(lines)
 
 

@@ -73,3 +73,29 @@ def test_write_report_markdown_and_png(tmp_path: Path) -> None:
     assert "| milvus | rerank p50 @ 2,000 | FAISS | 2.6 | ≤ 2 | **no** |" in text
     assert "![ratios](bench.png)" in text and "the text table" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_combined_report_keeps_each_runs_peers(tmp_path) -> None:
+    """Several runs in one report: a section each, one figure, standalone JSONs accepted."""
+    import json
+
+    from benchmarks.report import main
+
+    run = tmp_path / "cpu.json"
+    via_run = {"command": "python -m benchmarks.run --only loaded"}
+    via_run["loaded_indexing"] = _result()["loaded_indexing"]
+    run.write_text(json.dumps(via_run))
+    loaded = tmp_path / "loaded.json"
+    standalone = {"quiet_s": 10.0, "competitor": "llamacpp", "competitors": 2}
+    standalone |= {"loaded": {"default": {"ratio_to_quiet": 3.0}}, "fair_share_ratio": 2.0}
+    loaded.write_text(json.dumps(standalone))
+    out = tmp_path / "all.md"
+    assert main(["--out", str(out), str(run), str(loaded)]) == 0
+    text = out.read_text()
+    assert "## cpu" in text and "## loaded" in text and "--only loaded" in text
+    assert "| beside 2 torch x1 threads (default) | quiet, same run | 2.2 | ≤ 2.5 | yes |" in text
+    assert (
+        "| loaded indexing | beside 2 llamacpp x2 threads (default) | quiet, same run | 3 |" in text
+    )
+    assert "| **no** |" in text
+    assert main(["--out", str(out)]) == 2
