@@ -214,8 +214,10 @@ def _png(result: dict[str, Any] | list[Ratio], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
     labels = [f"{r.section}: {r.name} / {r.peer}" for r in rows]
+    # Wide enough for the longest label beside a plot of ~5 inches.
+    width = 5 + 0.06 * max(len(label) for label in labels)
+    fig, ax = plt.subplots(figsize=(width, 0.35 * len(rows) + 1.2))
     colors = [
         "tab:gray" if r.meets is None else ("tab:green" if r.meets else "tab:red") for r in rows
     ]

@@ -296,8 +296,9 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(
             f"Milvus Lite vs FAISS, {milvus['queries']} three-atom queries over "
             f"{milvus['documents']:,} documents ({milvus['sentences']:,} sentence vectors; "
-            f"{milvus['model']}); write {milvus['milvus_write_seconds']:.1f} s; warm = the "
-            f"query's vectors in the client cache, cold = cache emptied first"
+            f"{milvus['model']}); write {milvus['milvus_write_seconds']:.1f} s; vectors from "
+            f"{milvus.get('vector_source', 'milvus')}; warm = run once untimed first, cold = "
+            f"client cache emptied first (the local copy does not use it)"
         )
         lines.append(
             f"{'strategy':<15}{'faiss p50':>10}{'warm p50':>9}{'p50 x':>7}{'p95 x':>7}"
