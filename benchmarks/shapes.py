@@ -37,7 +37,6 @@ _COMPRESS_OVER = 4 << 20  # tokenizer.json files above this travel xz-compressed
 def strip(src: Path, dst: Path, *, gguf: str | None = None) -> list[Path]:
     """Copy ``src`` to ``dst`` without weight files; large JSON files are xz-compressed."""
     dst.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
     if gguf:
         from transformers import AutoConfig, AutoTokenizer
 
@@ -57,8 +56,7 @@ def strip(src: Path, dst: Path, *, gguf: str | None = None) -> list[Path]:
             packed = path.with_name(path.name + ".xz")
             packed.write_bytes(lzma.compress(path.read_bytes(), preset=9))
             path.unlink()
-    written = sorted(p for p in dst.rglob("*") if p.is_file())
-    return written
+    return sorted(p for p in dst.rglob("*") if p.is_file())
 
 
 def fill(folder: Path, *, dtype: str = "float32", seed: int = 0) -> None:

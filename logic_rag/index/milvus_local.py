@@ -289,22 +289,12 @@ class LocalCopy:
         Blocks of ``batch`` rows at a time, so a decoded (int8) table is never held whole.
         Returns the stored dtype's name.
         """
-        from logic_rag.atomic import atomic_open
+        from logic_rag.index.npy import write_npy_blocks
 
         n, dim = int(len(vectors)), int(vectors.shape[1])
         dtype = self.storage_dtype(vectors)
-        header = {
-            "descr": np.lib.format.dtype_to_descr(dtype),
-            "fortran_order": False,
-            "shape": (n, dim),
-        }
-        with atomic_open(self.path(part), "wb") as handle:
-            np.lib.format.write_array_header_2_0(handle, header)
-            for start in range(0, n, batch):
-                block = np.ascontiguousarray(vectors[start : start + batch], dtype=dtype)
-                if block.shape != (min(batch, n - start), dim):
-                    raise ValueError(f"rows {start}: got a block of shape {block.shape}")
-                handle.write(memoryview(block).cast("B"))
+        blocks = (vectors[start : start + batch] for start in range(0, n, batch))
+        write_npy_blocks(self.path(part), (n, dim), dtype, blocks)
         return str(dtype)
 
     def open(self, part: str, shape: tuple[int, int], dtype: object) -> np.ndarray:

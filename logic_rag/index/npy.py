@@ -20,13 +20,14 @@ import contextlib
 import math
 import mmap
 import os
+from collections.abc import Iterable
 from typing import BinaryIO
 
 import numpy as np
 
 from logic_rag.errors import IndexCorruptError
 
-__all__ = ["read_npy", "map_npy"]
+__all__ = ["read_npy", "map_npy", "write_npy_blocks"]
 
 _MAX_HEADER = 10_000
 
@@ -106,3 +107,35 @@ def map_npy(fd: int, path: str | os.PathLike[str], *, random_access: bool = True
         with contextlib.suppress(OSError, ValueError):  # advice only; reads work without it
             mapping.madvise(mmap.MADV_RANDOM)
     return array
+
+
+def write_npy_blocks(
+    path: str | os.PathLike[str],
+    shape: tuple[int, ...],
+    dtype: np.dtype | type,
+    blocks: Iterable[np.ndarray],
+) -> None:
+    """Write an array given as row blocks as one ``.npy`` file, one block in memory at a time.
+
+    The header says ``shape`` and ``dtype``; each block is converted to ``dtype`` and must
+    have ``shape``'s trailing dimensions. The bytes are those ``np.save`` writes for the
+    whole array (format 1.0). The file is written to a temporary name and renamed into
+    place, so a reader sees all of it or none; rows adding up to other than ``shape[0]``
+    raise :class:`ValueError` and leave nothing behind.
+    """
+    from logic_rag.atomic import atomic_open
+
+    dtype = np.dtype(dtype)
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
+    rows = 0
+    with atomic_open(path, "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, header)
+        for block in blocks:
+            block = np.ascontiguousarray(block, dtype=dtype)
+            if block.shape[1:] != tuple(shape[1:]):
+                raise ValueError(f"{path}: row {rows}: a block of shape {block.shape}, not {shape}")
+            rows += len(block)
+            if block.size:  # an empty view cannot be cast to bytes
+                handle.write(memoryview(block).cast("B"))
+        if rows != shape[0]:
+            raise ValueError(f"{path}: {rows} rows written, the header says {shape[0]}")

@@ -59,6 +59,7 @@ from logic_rag.corpus import (
 )
 from logic_rag.errors import CorpusFormatError, IndexCorruptError, LogicRagError
 from logic_rag.index.faiss_index import DenseIndex, IndexKind, write_flat_index
+from logic_rag.index.npy import write_npy_blocks
 from logic_rag.index.passages import (
     DEFAULT_SENTENCE_DTYPE,
     PassageVectors,
@@ -427,34 +428,23 @@ def _concat_npy(
     sample = np.zeros((0, *shapes[0][0][1:]), dtype=shapes[0][1])
     sample = transform(sample) if transform else sample
     shape = (sum(s[0] for s, _ in shapes), *sample.shape[1:])
-    header = {
-        "descr": np.lib.format.dtype_to_descr(sample.dtype),
-        "fortran_order": False,
-        "shape": shape,
-    }
-    with atomic_open(path, "wb") as handle:
-        np.lib.format.write_array_header_1_0(handle, header)
-        for part in parts:
-            block = transform(_load(part)) if transform else _load(part)
-            handle.write(np.ascontiguousarray(block, dtype=sample.dtype).tobytes())
+    blocks = (transform(_load(p)) if transform else _load(p) for p in parts)
+    write_npy_blocks(path, shape, sample.dtype, blocks)
 
 
 def _write_offsets(path: Path, parts: list[Path]) -> None:
     """CSR offsets (``0`` then the running sum of every document's sentence count)."""
     total = sum(_shape(p)[0][0] for p in parts) + 1
-    header = {
-        "descr": np.lib.format.dtype_to_descr(np.dtype(np.int64)),
-        "fortran_order": False,
-        "shape": (total,),
-    }
-    running = 0
-    with atomic_open(path, "wb") as handle:
-        np.lib.format.write_array_header_1_0(handle, header)
-        handle.write(np.zeros(1, np.int64).tobytes())
+
+    def blocks() -> Iterator[np.ndarray]:
+        running = 0
+        yield np.zeros(1, np.int64)
         for part in parts:
             sums = np.cumsum(_load(part), dtype=np.int64) + running
-            handle.write(sums.tobytes())
+            yield sums
             running = int(sums[-1]) if len(sums) else running
+
+    write_npy_blocks(path, (total,), np.int64, blocks())
 
 
 def _build_faiss(

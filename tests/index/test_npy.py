@@ -40,3 +40,26 @@ def test_map_npy_refuses_lying_headers_and_objects(tmp_path):
     np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(IndexCorruptError, match="objects"):
         map_npy(_fd(path), path)
+
+
+def test_write_npy_blocks_equals_np_save_and_refuses_a_wrong_row_count(tmp_path):
+    import io
+
+    import numpy as np
+    import pytest
+
+    from logic_rag.index.npy import write_npy_blocks
+
+    array = np.arange(35, dtype=np.float32).reshape(7, 5)
+    expected = io.BytesIO()
+    np.save(expected, array.astype(np.float16), allow_pickle=False)
+    path = tmp_path / "a.npy"
+    write_npy_blocks(path, (7, 5), np.float16, [array[:3], array[3:3], array[3:]])
+    assert path.read_bytes() == expected.getvalue()
+
+    short = tmp_path / "short.npy"
+    with pytest.raises(ValueError, match="6 rows written"):
+        write_npy_blocks(short, (7, 5), np.float16, [array[:6]])
+    with pytest.raises(ValueError, match="block of shape"):
+        write_npy_blocks(short, (7, 5), np.float16, [array[:, :4]])
+    assert not short.exists() and list(tmp_path.iterdir()) == [path]
