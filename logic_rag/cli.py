@@ -221,24 +221,50 @@ def _read_queries(path_text: str) -> Any:
 
     JSONL is recognised by its suffix or by a first line that starts with ``{``; a bad line
     fails with ``file:line``.
+
+    The file is opened once and read once, front to back: ``--queries <(cat q.txt)`` is a
+    pipe, and a second open would miss what a first look at it consumed (issue 42 item 1
+    lost the first 8 KB that way). The lines read to find the format are replayed.
     """
+    import itertools
+
     from logic_rag.corpus import read_jsonl
     from logic_rag.encoders.dense import check_unicode
     from logic_rag.errors import CorpusFormatError
 
     path = Path(path_text)
-    with open(path, encoding="utf-8") as handle:
-        first = next((line for line in handle if line.strip()), "")
-    if path.suffix in (".jsonl", ".json") or first.lstrip().startswith("{"):
-        for lineno, row in read_jsonl(path):
-            text = row.get("query", row.get("text"))
-            if not isinstance(text, str) or not text.strip():
-                raise CorpusFormatError(path, lineno, 'needs a non-empty "query" or "text" string')
-            qid = next((row[f] for f in ("id", "_id", "qid") if row.get(f) is not None), lineno)
-            yield str(qid), check_unicode(text, f"{path}:{lineno}")
-        return
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
+    if path.is_dir():
+        raise CorpusFormatError(path, None, "is a folder, not a query file")
+    with open(path, "rb") as handle:
+        seen: list[bytes] = []
+        for raw in handle:
+            seen.append(raw)
+            if raw.strip():
+                break
+        first = seen[-1] if seen else b""
+        lines = itertools.chain(seen, handle)  # every line once, in order
+        if path.suffix in (".jsonl", ".json") or first.lstrip().startswith(b"{"):
+            for lineno, row in read_jsonl(path, handle=lines):  # type: ignore[arg-type]
+                text = row.get("query", row.get("text"))
+                if not isinstance(text, str) or not text.strip():
+                    raise CorpusFormatError(
+                        path, lineno, 'needs a non-empty "query" or "text" string'
+                    )
+                qid = next(
+                    (row[f] for f in ("id", "_id", "qid") if row.get(f) is not None), lineno
+                )
+                yield str(qid), check_unicode(text, f"{path}:{lineno}")
+            return
+        for lineno, raw in enumerate(lines, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CorpusFormatError(
+                    path,
+                    lineno,
+                    f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    f"save the file as UTF-8",
+                ) from None
             if line.strip():
                 yield str(lineno), check_unicode(line.strip(), f"{path}:{lineno}")
 
