@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -196,7 +197,7 @@ def _search_many(retriever: Any, args: argparse.Namespace) -> int:
                     row["pushed_down"] = getattr(hits, "pushed_down", [])
                 sys.stdout.write(json.dumps(_strict_json(row), ensure_ascii=False) + "\n")
             else:
-                print(f"query {qid}: {text}")
+                print(f"query {_terminal_safe(qid)}: {_terminal_safe(text)}")
                 _print_hits(hits, explain=args.explain)
                 print()
         batch.clear()
@@ -250,9 +251,7 @@ def _read_queries(path_text: str) -> Any:
                     raise CorpusFormatError(
                         path, lineno, 'needs a non-empty "query" or "text" string'
                     )
-                qid = next(
-                    (row[f] for f in ("id", "_id", "qid") if row.get(f) is not None), lineno
-                )
+                qid = next((row[f] for f in ("id", "_id", "qid") if row.get(f) is not None), lineno)
                 yield str(qid), check_unicode(text, f"{path}:{lineno}")
             return
         for lineno, raw in enumerate(lines, 1):
@@ -324,26 +323,46 @@ def _explained_search(retriever: Any, queries: list[str], args: argparse.Namespa
     return out
 
 
+#: Characters a terminal acts on instead of showing: C0 controls (ESC, BEL, NUL, CR ...),
+#: DEL, C1 controls (0x9b is a one-byte CSI) and the bidi embeddings, overrides and
+#: isolates (U+202A-U+202E, U+2066-U+2069; U+202E shows "gnp.exe" as "exe.png"), plus the
+#: invisible direction marks. Text output is for eyes; ``--json`` keeps the exact strings.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _terminal_safe(text: object) -> str:
+    """``text`` with every character a terminal would act on written as a visible escape
+    (``\\x1b``, ``\\u202e``), so a corpus cannot drive or spoof the terminal (issue 42
+    item 13: ids, titles and passages are someone else's text)."""
+
+    def escape(m: re.Match[str]) -> str:
+        code = ord(m.group(0))
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _TERMINAL_UNSAFE.sub(escape, str(text))
+
+
 def _print_hits(hits: Any, *, explain: bool) -> None:
+    safe = _terminal_safe
     if hits and hits[0].logic:
-        print(f"logic: {hits[0].logic['query']}")
+        print(f"logic: {safe(hits[0].logic['query'])}")
     for hit in hits:
-        snippet = " ".join(hit.text.split())[:160]
-        title = f"{hit.title} | " if hit.title else ""
-        print(f"{hit.rank:>3}. {hit.score:.4f}  [{hit.id}] {title}{snippet}")
+        snippet = safe(" ".join(hit.text.split())[:160])
+        title = f"{safe(hit.title)} | " if hit.title else ""
+        print(f"{hit.rank:>3}. {hit.score:.4f}  [{safe(hit.id)}] {title}{snippet}")
         if hit.constraints:
             marks = ", ".join(
-                f"{'✓' if ok else '✗'} {name}"
+                f"{'✓' if ok else '✗'} {safe(name)}"
                 + (f" ({hit.constraint_scores[name]:.2f})" if explain else "")
                 for name, ok in hit.constraints.items()
             )
             print(f"       {marks}")
     for page in getattr(hits, "pushed_down", []) if explain else []:
-        title = f" {page['title']}" if page["title"] else ""
+        title = f" {safe(page['title'])}" if page["title"] else ""
         where = f"now {page['rank']}" if page["rank"] is not None else "now below the candidates"
-        by = ", ".join(f"{c} ({s:.2f})" for c, s in page["by"].items()) or "the NOT"
+        by = ", ".join(f"{safe(c)} ({s:.2f})" for c, s in page["by"].items()) or "the NOT"
         print(
-            f"  pushed down by {by}: [{page['id']}]{title} "
+            f"  pushed down by {by}: [{safe(page['id'])}]{title} "
             f"(rank {page['rank_without_not']} without the NOT, {where})"
         )
 

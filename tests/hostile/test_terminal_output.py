@@ -1,0 +1,71 @@
+"""Issue 42, item 13: plain ``search`` output cannot drive or spoof the terminal.
+
+A corpus is someone else's text: ids, titles and passages with ESC sequences, BEL, NUL,
+DEL, C1 controls or bidi overrides (U+202E turns "exe.txt" into "txt.exe" on screen) were
+printed raw. Text output shows them as visible escapes; ``--json`` keeps the exact strings
+(JSON escapes control characters itself).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from logic_rag import cli
+from logic_rag.retriever import Hit
+
+_HOSTILE = [
+    "\x1b]0;pwned\x07",  # set the window title, then BEL
+    "\x1b[2J\x1b[H",  # clear the screen
+    "\x00",
+    "\x7f",
+    "\x9b31m",  # C1 CSI
+    "\u202egnp.exe",
+    "\u2066isolated\u2069",
+    "\u202a\u202b\u202c\u202d",
+    "\u2067\u2068",
+]
+# Nothing a terminal acts on may reach it: C0 (tab and newline only as our own layout),
+# DEL, C1 and the bidi embedding/override/isolate characters.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _hit(rank: int, payload: str) -> Hit:
+    return Hit(
+        id=f"doc{payload}{rank}",
+        title=f"Title {payload}",
+        text=f"Some text {payload} more text",
+        score=0.5,
+        rank=rank,
+        constraints={f"NOT x{payload}": True},
+        constraint_scores={f"NOT x{payload}": 0.9},
+        logic={"query": f"films {payload}"},
+    )
+
+
+@pytest.mark.parametrize("payload", _HOSTILE)
+def test_ids_titles_and_text_are_escaped_in_text_output(payload, capsys):
+    hits = cli._Hits([_hit(1, payload), _hit(2, payload)])
+    hits.pushed_down = [
+        {
+            "id": f"p{payload}",
+            "title": f"pushed {payload}",
+            "rank_without_not": 1,
+            "rank": None,
+            "by": {f"NOT {payload}": 0.8},
+        }
+    ]
+    cli._print_hits(hits, explain=True)
+    out = capsys.readouterr().out
+    assert not _UNSAFE.search(out), repr(out)
+    assert "Title " in out and "more text" in out  # the rest is printed as it was
+
+
+def test_escapes_are_visible_and_ordinary_text_is_untouched():
+    assert (
+        cli._terminal_safe("Orchids of Malaysia – café 東京") == "Orchids of Malaysia – café 東京"
+    )
+    assert cli._terminal_safe("a\x1b[31mb") == "a\\x1b[31mb"
+    assert cli._terminal_safe("\u202eexe") == "\\u202eexe"
+    assert cli._terminal_safe("x\x00\x7f\x9b") == "x\\x00\\x7f\\x9b"
