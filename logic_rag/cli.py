@@ -145,6 +145,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one query, or --queries FILE (JSONL or one query per line)")
     query = None if args.query is None else check_unicode(args.query, "the query")
+    _check_search_early(args)
     _quiet_model_loading()
     retriever = LogicRetriever.load(args.index_dir, model=args.model, store_uri=args.store_uri)
     if args.decomposer != "rules":
@@ -962,6 +963,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         set_default_deadline(args.deadline)
     try:
+        _check_early(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         # Writes are atomic: an interrupted index or results file leaves the old one.
@@ -1001,6 +1003,65 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def _check_early(args: argparse.Namespace) -> None:
+    """Check what needs no model before any sub-command loads one.
+
+    Loading a dense model takes 8-11 s (EmbeddingGemma on 2 cores); a typo'd strategy found
+    after that wastes the user's time. Strategy names come from the registry
+    (:data:`logic_rag.strategies.STRATEGIES`, ~0.1 s to import, no torch), so every
+    sub-command with ``--strategy`` (search, eval, fit-cascade) fails within a second.
+    """
+    names = getattr(args, "strategy", None)
+    if not isinstance(names, str):
+        return
+    from logic_rag.strategies import STRATEGIES
+
+    for name in (n.strip() for n in names.split(",")):
+        if not name:
+            continue  # `eval beir --strategy ""` means plain dense retrieval
+        if name not in STRATEGIES:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(STRATEGIES), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"unknown strategy {name!r}{hint}; choose from {', '.join(STRATEGIES)}"
+            )
+
+
+def _check_search_early(args: argparse.Namespace) -> None:
+    """``logic-rag search``: every argument checkable from the command line and the index
+    folder's manifest, checked before the model loads (see :func:`_check_early`)."""
+    if args.query is not None and not args.query.strip():
+        raise ValueError("the query is empty; pass the text to search for")
+    from logic_rag.strategies import STRATEGIES
+
+    if args.strategy not in STRATEGIES and "," not in args.strategy:
+        raise ValueError(f"--strategy is empty; choose from {', '.join(STRATEGIES)}")
+    if "," in args.strategy:
+        raise ValueError(
+            f"--strategy {args.strategy!r}: search runs one strategy; compare several with "
+            f"`logic-rag eval quest --strategy a,b`"
+        )
+    if args.k < 1:
+        raise ValueError(f"-k must be at least 1, got {args.k}")
+    if args.queries is not None and not Path(args.queries).exists():
+        raise FileNotFoundError(f"--queries {args.queries}: no such file")
+    _verifier_config(args)  # the --verifier / --quality-* flags raise their own errors here
+    manifest_path = Path(args.index_dir) / "manifest.json"
+    if STRATEGIES[args.strategy].needs_sparse and manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # the loader reports a damaged manifest with its own message
+        if isinstance(manifest, dict) and "model" in manifest and "sparse" not in manifest:
+            raise ValueError(
+                f"strategy {args.strategy!r} needs a SPLADE index, and {args.index_dir} has "
+                f"none; rebuild it with `logic-rag index ... --sparse-model splade-tiny` or "
+                f"choose a dense strategy"
+            )
 
 
 def _positive_seconds(text: str) -> float:
