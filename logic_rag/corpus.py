@@ -19,11 +19,15 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from logic_rag.errors import CorpusFormatError
+from logic_rag.json_limits import MAX_JSON_DEPTH, JsonDepthError, loads_bounded
 
 _log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_CHARS",
+    "DEFAULT_MAX_LINE_BYTES",
+    "MAX_JSON_DEPTH",
+    "line_limit",
     "TextBudget",
     "Document",
     "CorpusFormat",
@@ -75,17 +79,73 @@ def _check_file(path: Path) -> None:
         )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+#: Bytes one line of a corpus (or query) file may hold, and one stored document row
+#: (``documents.jsonl``, after JSON escaping) may take. A line is read at most this far
+#: before it is refused, so a 2 GB line (or a sparse file of NUL bytes with no newline)
+#: costs this much memory, not gigabytes. Real documents are far shorter (the longest
+#: Wikipedia article is ~1.5 MB of text); raise it with ``$LOGIC_RAG_MAX_LINE_BYTES``.
+DEFAULT_MAX_LINE_BYTES = 32 * 2**20
+_LINE_BYTES_ENV = "LOGIC_RAG_MAX_LINE_BYTES"
+
+
+def line_limit(value: int | None = None) -> int:
+    """The line bound to use: ``value``, else ``$LOGIC_RAG_MAX_LINE_BYTES``, else
+    :data:`DEFAULT_MAX_LINE_BYTES`; anything but a positive integer is a ``ValueError``."""
+    if value is None:
+        text = os.environ.get(_LINE_BYTES_ENV, "").strip()
+        if not text:
+            return DEFAULT_MAX_LINE_BYTES
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(
+                f"${_LINE_BYTES_ENV} must be a whole number of bytes, got {text!r}"
+            ) from None
+        if value < 1:
+            raise ValueError(f"${_LINE_BYTES_ENV} must be at least 1, got {value}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"max_line_bytes must be a positive integer, got {value!r}")
+    return value
+
+
+def _long_line(path: Path, lineno: int, limit: int, what: str = "the line") -> CorpusFormatError:
+    return CorpusFormatError(
+        path,
+        lineno,
+        f"{what} is longer than {limit:,} bytes (the line limit); split the document, or raise "
+        f"the limit with ${_LINE_BYTES_ENV} (max_line_bytes=)",
+    )
+
+
+def _bounded_lines(handle: Any, path: Path, limit: int) -> Iterator[bytes]:
+    """The raw lines of ``handle``, each read at most ``limit`` bytes far: a longer one is
+    refused with its line number before the rest of it is read."""
+    lineno = 0
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > limit and not (len(raw) == limit + 1 and raw.endswith(b"\n")):
+            raise _long_line(path, lineno, limit)
+        yield raw
+
+
+def _lines(path: Path, limit: int | None = None) -> Iterator[tuple[int, str]]:
     """``(line_number, text)`` of a UTF-8 file (gzip if it ends in ``.gz``), checked per line.
 
-    Invalid UTF-8 and a ``.gz`` that is not gzip fail with the file and line.
+    Invalid UTF-8, a ``.gz`` that is not gzip and a line longer than ``limit`` bytes
+    (:func:`line_limit`) fail with the file and line.
     """
     _check_file(path)
+    limit = line_limit(limit)
     lineno = 0
     try:
         handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
         with handle:
-            for lineno, line in _decoded(handle, path):  # noqa: B007 - used after the loop
+            lines = _bounded_lines(handle, path, limit)
+            for lineno, line in _decoded(lines, path):  # noqa: B007 - used after the loop
                 yield lineno, line
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise CorpusFormatError(
@@ -94,8 +154,13 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _decoded(handle: Any, path: Path) -> Iterator[tuple[int, str]]:
-    """``(line_number, text)`` of an open binary file, decoded as UTF-8 line by line."""
+    """``(line_number, text)`` of an open binary file, decoded as UTF-8 line by line.
+
+    A UTF-8 byte-order mark at the start of the file is dropped (editors on Windows write
+    one; it is not part of the first document's text or JSON)."""
     for lineno, raw in enumerate(handle, start=1):
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
         try:
             yield lineno, raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -189,25 +254,31 @@ class TextBudget:
 
 
 def read_jsonl(
-    path: str | os.PathLike[str], *, strict: bool = False, handle: BinaryIO | None = None
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    handle: BinaryIO | None = None,
+    max_line_bytes: int | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 
     ``strict`` also refuses ``NaN`` / ``Infinity`` (not JSON; they would come back out as
     invalid JSON) and strings that are not valid Unicode (``"\\ud800"``), naming the line.
     With ``handle`` (an open binary file, e.g. an index snapshot's reader) the lines are
-    read from it and ``path`` only names it in messages.
+    read from it and ``path`` only names it in messages. A line longer than
+    ``max_line_bytes`` (files opened here; see :func:`line_limit`) or a value nested
+    deeper than :data:`~logic_rag.json_limits.MAX_JSON_DEPTH` is refused with its line.
     """
     path = Path(path)
-    lines = _lines(path) if handle is None else _decoded(handle, path)
+    lines = _lines(path, max_line_bytes) if handle is None else _decoded(handle, path)
     for lineno, line in lines:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line, parse_constant=_reject_constant if strict else None)
+            obj = loads_bounded(line, parse_constant=_reject_constant if strict else None)
         except json.JSONDecodeError as exc:
             raise CorpusFormatError(path, lineno, f"not valid JSON ({exc.msg})") from None
-        except ValueError as exc:
+        except (JsonDepthError, ValueError) as exc:
             raise CorpusFormatError(path, lineno, str(exc)) from None
         if not isinstance(obj, dict):
             raise CorpusFormatError(
@@ -254,11 +325,36 @@ def _string_field(path: Path, lineno: int, obj: dict[str, Any], key: str, requir
         raise CorpusFormatError(
             path, lineno, f"field {key!r} must be a string, got {type(value).__name__}"
         )
+    if key in ("_id", "id") and not value.strip():
+        # An empty id used to become the line number, which could be another line's id.
+        raise CorpusFormatError(
+            path,
+            lineno,
+            f"field {key!r} is empty; give the document an id, or leave the field out"
+            + (" (the line number is used then)" if key == "id" else ""),
+        )
     return value
 
 
+def _escaped_bytes(text: str) -> int:
+    """Bytes of ``text`` inside a JSON string as ``documents.jsonl`` stores it: escaping
+    counts (a NUL byte is six, ``\\u0000``)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass")) - 2
+
+
+def _check_stored(path: Path, lineno: int, text: str, limit: int) -> None:
+    """Refuse a text line that would be stored longer than ``limit`` bytes: a line of
+    control characters grows up to six times when it is written as JSON (a 100 MB line of
+    NUL bytes became a 601 MB ``documents.jsonl``)."""
+    if len(text) * 6 > limit and _escaped_bytes(text) > limit:
+        raise _long_line(path, lineno, limit, "the text, written as JSON,")
+
+
 def iter_documents(
-    path: str | os.PathLike[str], format: CorpusFormat = "auto"
+    path: str | os.PathLike[str],
+    format: CorpusFormat = "auto",
+    *,
+    max_line_bytes: int | None = None,
 ) -> Iterator[Document]:
     """Stream documents from a corpus file (or a BEIR folder).
 
@@ -269,26 +365,34 @@ def iter_documents(
       becomes the line number.
     - ``text``: one document per non-blank line; the id is the line number.
 
-    Every problem (invalid JSON or UTF-8, NaN, a lone surrogate, a wrong field type) is a
-    :class:`CorpusFormatError` naming the file and the line.
+    Every problem (invalid JSON or UTF-8, NaN, a lone surrogate, a wrong field type, an
+    empty id, JSON nested deeper than :data:`MAX_JSON_DEPTH`, a line or a stored document
+    row longer than ``max_line_bytes``, see :func:`line_limit`) is a
+    :class:`CorpusFormatError` naming the file and the line. A UTF-8 byte-order mark at the
+    start of the file is dropped.
     """
-    for _lineno, doc in _numbered_documents(Path(path), format):
+    for _lineno, doc in _numbered_documents(Path(path), format, max_line_bytes):
         yield doc
 
 
-def _numbered_documents(path: Path, format: CorpusFormat) -> Iterator[tuple[int, Document]]:
+def _numbered_documents(
+    path: Path, format: CorpusFormat, max_bytes: int | None = None
+) -> Iterator[tuple[int, Document]]:
+    limit = line_limit(max_bytes)
     if format == "auto":
         format = detect_format(path)
     if path.is_dir():
         path = path / "corpus.jsonl"
     if format == "text":
-        for lineno, line in _lines(path):
+        for lineno, line in _lines(path, limit):
             if line.strip():
-                yield lineno, Document(id=str(lineno), text=line.rstrip("\r\n"))
+                text = line.rstrip("\r\n")
+                _check_stored(path, lineno, text, limit)
+                yield lineno, Document(id=str(lineno), text=text)
         return
     if format not in ("quest", "beir", "jsonl"):
         raise ValueError(f"unknown corpus format {format!r}; use quest, beir, jsonl or text")
-    for lineno, obj in read_jsonl(path, strict=True):
+    for lineno, obj in read_jsonl(path, strict=True, max_line_bytes=limit):
         if format == "quest":
             title = _string_field(path, lineno, obj, "title", True)
             text = _string_field(path, lineno, obj, "text", True)
@@ -318,13 +422,19 @@ def _numbered_documents(path: Path, format: CorpusFormat) -> Iterator[tuple[int,
             )
 
 
-def load_documents(path: str | os.PathLike[str], format: CorpusFormat = "auto") -> list[Document]:
-    """Read a whole corpus; duplicate ids are an error naming both lines."""
+def load_documents(
+    path: str | os.PathLike[str],
+    format: CorpusFormat = "auto",
+    *,
+    max_line_bytes: int | None = None,
+) -> list[Document]:
+    """Read a whole corpus; duplicate ids are an error naming both lines (see
+    :func:`iter_documents` for the other checks)."""
     path = Path(path)
     source = path / "corpus.jsonl" if path.is_dir() else path
     docs: list[Document] = []
     first_line: dict[str, int] = {}
-    for lineno, doc in _numbered_documents(path, format):
+    for lineno, doc in _numbered_documents(path, format, max_line_bytes):
         seen = first_line.setdefault(doc.id, lineno)
         if seen != lineno:
             raise CorpusFormatError(

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_rag.errors import CorpusFormatError
+from logic_rag.json_limits import JsonDepthError, loads_bounded
 
 __all__ = [
     "QUEST_TEMPLATES",
@@ -90,7 +91,7 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                yield lineno, json.loads(line)
+                record = loads_bounded(line)
             except json.JSONDecodeError as exc:
                 raise CorpusFormatError(
                     path,
@@ -98,6 +99,9 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                     f"not valid JSON ({exc.msg} at column {exc.colno}); "
                     "every line must be one JSON object",
                 ) from None
+            except JsonDepthError as exc:  # a value nested too deep (issue 42 item 6)
+                raise CorpusFormatError(path, lineno, str(exc)) from None
+            yield lineno, record
 
 
 def _str_list(path: Path, lineno: int, value: Any, name: str) -> list[str]:

@@ -36,6 +36,7 @@ from typing import Any
 
 from logic_rag.corpus import Document
 from logic_rag.errors import CorpusFormatError
+from logic_rag.json_limits import JsonDepthError, loads_bounded
 from logic_rag.paths import shared_data_dir
 
 __all__ = [
@@ -178,11 +179,13 @@ def _read_text(path: Path) -> str:
 def _load_json(path: Path, text: str | None = None) -> Any:
     text = _read_text(path) if text is None else text
     try:
-        return json.loads(text)
+        return loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise CorpusFormatError(
             path, exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"
         ) from None
+    except JsonDepthError as exc:  # a value nested too deep (issue 42 item 6)
+        raise CorpusFormatError(path, None, str(exc)) from None
 
 
 def _iter_records(path: Path) -> Iterator[tuple[int | None, Any]]:
@@ -197,11 +200,14 @@ def _iter_records(path: Path) -> Iterator[tuple[int | None, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            record = loads_bounded(line)
         except json.JSONDecodeError as exc:
             raise CorpusFormatError(
                 path, lineno, f"not valid JSON ({exc.msg}); every line must be one JSON object"
             ) from None
+        except JsonDepthError as exc:  # a value nested too deep (issue 42 item 6)
+            raise CorpusFormatError(path, lineno, str(exc)) from None
+        yield lineno, record
 
 
 def _where(path: Path, lineno: int | None, index: int) -> tuple[Path, int | None, str]:
@@ -291,7 +297,9 @@ def _asqa_is_records(text: str) -> bool:
         return True
     first = stripped.split("\n", 1)[0]
     try:
-        record = json.loads(first)
+        record = loads_bounded(first)
+    except JsonDepthError:
+        return True  # records: the reader says which line is too deep
     except json.JSONDecodeError:
         return False  # a pretty-printed ASQA.json: its first line is only "{"
     return isinstance(record, dict) and "ambiguous_question" in record
