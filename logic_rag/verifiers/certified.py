@@ -1,0 +1,405 @@
+"""Certified top-k verification: the costly verifier checks what decides the top k.
+
+A ranking is not a filter. The caller asked for ``k`` pages (the search ``k``, a
+reranker's ``top_n``), so the LLM's work should go where it can change those ``k``, not
+into every page of the candidate pool. Each candidate's final score is
+
+    score = prior + truth_weight × truth(logic, P(atom))
+
+where ``prior`` is a fixed weighted sum of signals (the whole-query cosine blended with the
+positive atoms' under a negation) and ``P(atom)`` is, for the atoms the costly verifier
+checks, its verdict: a point once asked, an interval before (:mod:`.pair_bounds`). The
+truth's interval follows from the logic (:func:`~logic_rag.compose.bounds.truth_bounds`),
+so every candidate carries an interval ``[L, U]`` on its final score.
+
+The stage works like Minimal Probing (Chang & Hwang, SIGMOD 2002) and Fagin's threshold
+algorithm, batched: while the ``k`` best lower bounds do not clear every other upper
+bound, it asks, for each unsettled candidate that can still change the top k (highest
+upper bound first, at most ``per_round`` per query and round), the atom that most narrows
+its interval (a conjunct that comes back false settles a page), all pairs of all queries
+of a round in one call to the verifier. It stops when the top k is certified or when the
+query's budget ``max_llm_calls`` is spent.
+
+* With hard bounds the certified top k is exactly the top k that checking every pair of
+  the pool gives (the property test compares them).
+* With calibrated bounds (a labelled sample, ``logic-rag fit-cascade``), it is the same
+  with probability at least ``1 - delta``: half of ``delta`` for the fit, half for the
+  risks of the calibrated bounds the certificate relied on.
+
+Pairs never asked keep a point estimate inside their bounds, so the later ``SoftLogic >>
+Combine`` orders the certified top k first. Every query's ``info["llm"]`` reports the
+calls, what checking every pair of the pool would have asked, prompt tokens, seconds,
+rounds, whether the top k was certified and the probability stated.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from logic_rag.compose.bounds import truth_bounds
+from logic_rag.compose.soft_logic import TNorm
+from logic_rag.pipeline.context import SearchContext
+from logic_rag.pipeline.ranking import signal
+from logic_rag.pipeline.stage import Stage
+from logic_rag.pipeline.state import QueryState, SearchBatch
+from logic_rag.verifiers.base import CheckRequest, Polarity, Verifier
+from logic_rag.verifiers.pair_bounds import CalibratedBounds, HardBounds, PairBounds
+
+__all__ = ["CertifiedTopK", "BoundKind", "verifier_stats"]
+
+BoundKind = Literal["hard", "calibrated"]
+
+
+@dataclass
+class _Query:
+    """One query's bookkeeping: the eligible atoms and what is known of each pair."""
+
+    state: QueryState
+    rows: list[int]
+    prior: np.ndarray
+    lo: np.ndarray  # (atoms, candidates): current bounds (points where asked or fixed)
+    hi: np.ndarray
+    risk_lo: np.ndarray
+    risk_hi: np.ndarray
+    estimate: np.ndarray
+    asked: np.ndarray  # bool (atoms, candidates)
+    calls: int = 0
+    rounds: int = 0
+    certified: bool = False
+    risk: float = 0.0
+    done: bool = False
+    tested: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CertifiedTopK(Stage):
+    """Ask the costly verifier only what decides the top k (see the module doc).
+
+    Attributes:
+        expensive: the costly verifier (an LLM yes/no, any backend).
+        prior: the fixed part of the final score, as ``(signal, weight)`` pairs; it must
+            equal the ``Combine`` that follows, less its ``truth`` term.
+        truth_weight: the weight of ``truth`` in that ``Combine``.
+        tnorm: the connectives of the ``SoftLogic`` that follows.
+        polarity: which atoms the costly verifier checks; the others keep their cheap
+            probabilities (as in the all-pairs pipeline).
+        bounds: ``hard`` (exact; no fit needed) or ``calibrated`` (needs ``thresholds``).
+        thresholds: a labelled sample saved by ``logic-rag fit-cascade`` (JSON), for the
+            same corpus, encoder and costly verifier; required for calibrated bounds.
+        delta: with calibrated bounds, the stated failure probability.
+        max_llm_calls: the most pairs asked per query; ``None``: no limit.
+        per_round: candidates probed per query and round; ``None``: the batch's ``k``.
+    """
+
+    expensive: Verifier
+    prior: tuple[tuple[str, float], ...] = (("cosine", 0.5), ("positive_cosine", 0.5))
+    truth_weight: float = 0.75
+    tnorm: TNorm = "product"
+    polarity: Polarity = "positive"
+    bounds: BoundKind = "hard"
+    thresholds: str | None = None
+    delta: float = 0.1
+    max_llm_calls: int | None = 60
+    per_round: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.bounds not in ("hard", "calibrated"):
+            raise ValueError(f"bounds must be 'hard' or 'calibrated', got {self.bounds!r}")
+        if self.bounds == "calibrated" and not self.thresholds:
+            raise ValueError(
+                "calibrated bounds need a labelled sample: run `logic-rag fit-cascade` and "
+                "pass its file as thresholds (or use bounds='hard')"
+            )
+        if not 0.0 < self.delta < 1.0:
+            raise ValueError("delta must be in (0, 1)")
+        if self.max_llm_calls is not None and self.max_llm_calls < 0:
+            raise ValueError("max_llm_calls must be >= 0 (or None for no limit)")
+        if self.per_round is not None and self.per_round < 1:
+            raise ValueError("per_round must be >= 1 (or None for the batch's k)")
+        if self.truth_weight <= 0:
+            raise ValueError("truth_weight must be positive")
+        if self.polarity not in ("all", "positive", "negated"):
+            raise ValueError("polarity must be all, positive or negated")
+
+    # ------------------------------------------------------------------ set-up
+    def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        self.expensive.prepare([a.text for q in batch for a in q.plan.atoms], ctx)
+        names = {name for name, _ in self.prior}
+        if "cosine" in names:
+            ctx.want([q.plan.text for q in batch])
+        if "positive_cosine" in names:
+            from logic_rag.pipeline.ranking import positive_texts
+
+            ctx.want([t for q in batch for t in positive_texts(q)])
+
+    def pair_bounds(self, ctx: SearchContext) -> HardBounds | CalibratedBounds:
+        """The bounds of unchecked pairs; a calibrated sample is loaded once per retriever
+        and refused when it was fitted for another corpus, encoder or verifier."""
+        if self.bounds == "hard":
+            return HardBounds()
+        from logic_rag.verifiers.cascade import thresholds_key
+        from logic_rag.verifiers.thresholds import CascadeThresholds
+
+        key = thresholds_key(self.expensive, ctx, self.polarity)
+        path = Path(str(self.thresholds))
+        if not path.is_file():
+            raise ValueError(
+                f"no cascade thresholds at {path}: run `logic-rag fit-cascade INDEX --queries "
+                f"FILE --out {path}` first (or use bounds='hard')"
+            )
+        stamp = str(path.stat().st_mtime_ns)
+        return ctx.resources.loaded(
+            ("certified-bounds", str(path.resolve()), stamp, *key.values(), str(self.delta)),
+            lambda: CalibratedBounds(
+                CascadeThresholds.load(path, key=key), fit_delta=self.delta / 2
+            ),
+        )
+
+    def _eligible(self, state: QueryState) -> list[int]:
+        negated = state.plan.negated
+        return [
+            i
+            for i, a in enumerate(state.plan.atoms)
+            if self.polarity == "all" or (a in negated) == (self.polarity == "negated")
+        ]
+
+    def _start(self, state: QueryState, bounds: Any, ctx: SearchContext) -> _Query:
+        probs = state.probs
+        assert probs is not None
+        prior = np.zeros(len(state.candidates))
+        for name, weight in self.prior:
+            if weight:
+                prior = prior + weight * signal(state, name, ctx)
+        rows = self._eligible(state)
+        lo, hi = probs.copy(), probs.copy()  # atoms the stage does not check are fixed
+        zeros = np.zeros(probs.shape)
+        risk_lo, risk_hi, estimate = zeros.copy(), zeros.copy(), probs.copy()
+        negated = state.plan.negated
+        for r in rows:
+            got: PairBounds = bounds.bounds(probs[r], positive=state.plan.atoms[r] not in negated)
+            lo[r], hi[r] = got.lo, got.hi
+            risk_lo[r], risk_hi[r], estimate[r] = got.risk_lo, got.risk_hi, got.estimate
+        asked = np.zeros(probs.shape, dtype=bool)
+        return _Query(state, rows, prior, lo, hi, risk_lo, risk_hi, estimate, asked)
+
+    # ------------------------------------------------------------------ reasoning
+    def _score_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
+        atoms = q.state.plan.atoms
+        t_lo, t_hi = truth_bounds(
+            q.state.plan.logic,
+            {a.text: lo[i] for i, a in enumerate(atoms)},
+            {a.text: hi[i] for i, a in enumerate(atoms)},
+            self.tnorm,
+        )
+        return q.prior + self.truth_weight * t_lo, q.prior + self.truth_weight * t_hi
+
+    def _hard(self, q: _Query) -> tuple[np.ndarray, np.ndarray]:
+        """Interval ends with every unchecked eligible pair at [0, 1] (no risk taken)."""
+        lo, hi = q.lo.copy(), q.hi.copy()
+        for r in q.rows:
+            open_ = ~q.asked[r]
+            lo[r, open_], hi[r, open_] = 0.0, 1.0
+        return lo, hi
+
+    def _status(self, q: _Query, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """Score bounds, the current answer set and the risk a certificate would take."""
+        low, high = self._score_bounds(q, q.lo, q.hi)
+        n = len(low)
+        answer = np.zeros(n, dtype=bool)
+        answer[np.argsort(-low, kind="stable")[:k]] = True
+        if answer.all():
+            return low, high, answer, 0.0
+        kth = low[answer].min()
+        best_out = high[~answer].max()
+        if kth < best_out:
+            return low, high, answer, float("inf")
+        # Certified with these bounds: what did it rely on beyond the hard bounds?
+        hard_lo, hard_hi = self._score_bounds(q, *self._hard(q))
+        risk = 0.0
+        for pos in np.flatnonzero(~answer & (hard_hi > kth)).tolist():
+            risk += self._page_risk(q, pos, kth, upper=True)
+        for pos in np.flatnonzero(answer & (hard_lo < best_out)).tolist():
+            risk += self._page_risk(q, pos, best_out, upper=False)
+        return low, high, answer, risk
+
+    def _page_risk(self, q: _Query, pos: int, bar: float, *, upper: bool) -> float:
+        """The chance that page ``pos`` crosses ``bar`` although its calibrated bounds say
+        it cannot. If keeping one pair at its calibrated bound (every other unasked pair
+        at [0, 1]) already keeps the page on its side, crossing needs that pair to break
+        its bound: the page's risk is the smallest such pair's; otherwise the union bound
+        over its pairs."""
+        risks = q.risk_hi if upper else q.risk_lo
+        pairs = [r for r in q.rows if not q.asked[r, pos] and risks[r, pos] > 0]
+        hard_lo, hard_hi = self._hard_column(q, pos)
+        single = []
+        for r in pairs:
+            lo, hi = hard_lo.copy(), hard_hi.copy()
+            lo[r], hi[r] = q.lo[r, pos], q.hi[r, pos]
+            t_lo, t_hi = self._score_bounds_one(q, lo[:, None], hi[:, None])
+            score = q.prior[pos] + self.truth_weight * (t_hi if upper else t_lo)
+            if (score <= bar) if upper else (score >= bar):
+                single.append(float(risks[r, pos]))
+        if single:
+            return min(single)
+        return float(sum(risks[r, pos] for r in pairs))
+
+    def _hard_column(self, q: _Query, pos: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = q.lo[:, pos].copy(), q.hi[:, pos].copy()
+        for r in q.rows:
+            if not q.asked[r, pos]:
+                lo[r], hi[r] = 0.0, 1.0
+        return lo, hi
+
+    def _decisive_atom(self, q: _Query, pos: int) -> int | None:
+        """The unasked eligible atom of candidate ``pos`` whose answer most narrows its
+        score interval, judged by setting it to its point estimate."""
+        open_rows = [r for r in q.rows if not q.asked[r, pos]]
+        if not open_rows:
+            return None
+        best, best_width = open_rows[0], np.inf
+        for r in open_rows:
+            lo, hi = q.lo[:, pos : pos + 1].copy(), q.hi[:, pos : pos + 1].copy()
+            lo[r, 0] = hi[r, 0] = q.estimate[r, pos]
+            low, high = self._score_bounds_one(q, lo, hi)
+            width = float(high - low)
+            if width < best_width:
+                best, best_width = r, width
+        return best
+
+    def _score_bounds_one(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+        atoms = q.state.plan.atoms
+        t_lo, t_hi = truth_bounds(
+            q.state.plan.logic,
+            {a.text: lo[i] for i, a in enumerate(atoms)},
+            {a.text: hi[i] for i, a in enumerate(atoms)},
+            self.tnorm,
+        )
+        return float(t_lo[0]), float(t_hi[0])
+
+    def _probes(self, q: _Query, k: int, budget: float) -> list[tuple[int, int]]:
+        """This round's (atom row, position) pairs for query ``q`` (empty: stop)."""
+        low, high, answer, risk = self._status(q, k)
+        if risk <= budget:
+            q.certified, q.risk = True, risk
+            return []
+        kth = low[answer].min()
+        best_out = high[~answer].max()
+        # Candidates that can still change the top k: outside ones that could enter,
+        # inside ones that could drop out; highest upper bound first.
+        contending = (~answer & (high > kth)) | (answer & (low < best_out))
+        if risk != float("inf"):  # certified, but relying on too much calibrated risk
+            hard_lo, hard_hi = self._score_bounds(q, *self._hard(q))
+            contending |= (~answer & (hard_hi > kth)) | (answer & (hard_lo < best_out))
+        order = [p for p in np.argsort(-high, kind="stable").tolist() if contending[p]]
+        limit = self.per_round or k
+        left = None if self.max_llm_calls is None else self.max_llm_calls - q.calls
+        probes: list[tuple[int, int]] = []
+        for pos in order:
+            if len(probes) >= limit or (left is not None and len(probes) >= left):
+                break
+            row = self._decisive_atom(q, pos)
+            if row is not None:
+                probes.append((row, pos))
+        q.risk = risk
+        return probes
+
+    # ------------------------------------------------------------------ the stage
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        start = time.perf_counter()
+        before = verifier_stats(self.expensive)
+        work: list[_Query] = []
+        bounds = None
+        for state in batch:
+            if not len(state.candidates):
+                continue
+            if state.probs is None:
+                raise ValueError(
+                    "CertifiedTopK needs a cheap verifier's probabilities first: put "
+                    "Verify(EmbeddingVerifier()) (or a cross-encoder) before it"
+                )
+            if bounds is None:
+                bounds = self.pair_bounds(ctx)
+            work.append(self._start(state, bounds, ctx))
+        budget = self.delta / 2 if self.bounds == "calibrated" else 0.0
+        while True:
+            round_pairs: list[tuple[_Query, int, int]] = []
+            for q in work:
+                if q.done:
+                    continue
+                probes = self._probes(q, batch.k, budget) if q.rows else []
+                if not probes:
+                    q.done = True
+                    continue
+                round_pairs.extend((q, row, pos) for row, pos in probes)
+            if not round_pairs:
+                break
+            self._ask(round_pairs, ctx)
+        seconds = time.perf_counter() - start
+        after = verifier_stats(self.expensive)
+        tokens = after.get("prompt_tokens", 0) - before.get("prompt_tokens", 0)
+        total = sum(q.calls for q in work) or 1
+        for q in work:
+            self._finish(q, batch.k, seconds * q.calls / total, tokens * q.calls / total)
+
+    def _ask(self, pairs: list[tuple[_Query, int, int]], ctx: SearchContext) -> None:
+        """The costly verdicts of one round, all queries in one call."""
+        grouped: dict[tuple[int, int], list[int]] = {}
+        owners: dict[int, _Query] = {}
+        for q, row, pos in pairs:
+            owners[id(q)] = q
+            grouped.setdefault((id(q), row), []).append(pos)
+        keys = list(grouped)
+        requests = [
+            CheckRequest(
+                (owners[qid].state.plan.atoms[row].text,),
+                owners[qid].state.candidates[np.asarray(grouped[(qid, row)])],
+            )
+            for qid, row in keys
+        ]
+        checked = self.expensive.check(requests, ctx)
+        for (qid, row), result in zip(keys, checked, strict=True):
+            q = owners[qid]
+            positions = np.asarray(grouped[(qid, row)])
+            verdicts = np.asarray(result.probs, dtype=np.float64)[0]
+            q.lo[row, positions] = q.hi[row, positions] = verdicts
+            q.estimate[row, positions] = verdicts
+            q.risk_lo[row, positions] = q.risk_hi[row, positions] = 0.0
+            q.asked[row, positions] = True
+            q.calls += len(positions)
+            q.state.mark_checked(np.full(len(positions), row), positions, self.expensive.name)
+        for q in {id(q): q for q, _, _ in pairs}.values():
+            q.rounds += 1
+
+    def _finish(self, q: _Query, k: int, seconds: float, tokens: float) -> None:
+        state = q.state
+        state.probs = q.estimate.copy()
+        if not q.certified and not q.done:
+            q.certified = False
+        stated = None
+        if q.certified:
+            stated = 1.0 if self.bounds == "hard" else max(0.0, 1.0 - self.delta / 2 - q.risk)
+        state.info["llm"] = {
+            "calls": q.calls,
+            "all_pairs_calls": len(q.rows) * len(state.candidates),
+            "prompt_tokens": int(round(tokens)),
+            "seconds": round(seconds, 3),
+            "rounds": q.rounds,
+            "k": k,
+            "certified": q.certified,
+            "bounds": self.bounds,
+            # The probability that the top k equals the all-pairs top k (None: the budget
+            # ran out first).
+            "probability": None if stated is None else round(stated, 4),
+            "budget": self.max_llm_calls,
+        }
+
+
+def verifier_stats(verifier: Verifier) -> dict[str, Any]:
+    """The verifier's counters (pairs scored, prompt tokens) where it keeps them."""
+    stats = getattr(verifier, "stats", None)
+    return dict(stats()) if callable(stats) else {}
