@@ -45,9 +45,12 @@ class Hit:
     """One retrieved document with its score and 1-based rank.
 
     Logical strategies fill ``constraints`` (each constraint of the query, e.g.
-    ``"Flora of Malaysia"`` or ``"NOT Flora of Thailand"``, mapped to whether this
-    document satisfies it), ``constraint_scores`` (the same as degrees in [0, 1]) and
-    ``logic`` (the decomposed query, its confidence and its source).
+    ``"Flora of Malaysia"`` or ``"NOT Flora of Thailand"``, mapped to the verdict: ``True``
+    (✓ holds), ``False`` (✗ does not) or ``None`` (? unsure), see
+    :mod:`logic_rag.verifiers.verdicts`), ``constraint_scores`` (the degrees in [0, 1] the
+    verdicts come from), ``constraint_sources`` (which verifier gave each verdict:
+    ``embedding``, ``llm``, ``cross-encoder``) and ``logic`` (the decomposed query, its
+    confidence and its source).
     """
 
     id: str
@@ -56,9 +59,10 @@ class Hit:
     score: float
     rank: int
     metadata: dict[str, Any] = field(default_factory=dict)
-    constraints: dict[str, bool] = field(default_factory=dict)
+    constraints: dict[str, bool | None] = field(default_factory=dict)
     constraint_scores: dict[str, float] = field(default_factory=dict)
     logic: dict[str, Any] = field(default_factory=dict)
+    constraint_sources: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON shape: ``{"id","title","score","text"}`` plus extras if set."""
@@ -73,6 +77,8 @@ class Hit:
         if self.constraints:
             row["constraints"] = self.constraints
             row["constraint_scores"] = self.constraint_scores
+            if self.constraint_sources:
+                row["constraint_sources"] = self.constraint_sources
         if self.logic:
             row["logic"] = self.logic
         return row
@@ -384,13 +390,15 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
 
 def _attach_exact(snapshot: IndexSnapshot, manifest: dict[str, Any], index: DenseIndex) -> None:
     """Map IVF-PQ's exact vectors (listed, hence checksummed) and give them to ``index``."""
-    from logic_rag.index.npy import map_npy
+    from logic_rag.index.npy import check_finite_npy, map_npy
 
     name = manifest["doc_vectors_file"]
     refine = manifest.get("refine", 4)
     where = snapshot.display(name)
     if isinstance(refine, bool) or not isinstance(refine, int) or refine < 1:
         raise IndexCorruptError(f"{where}: the manifest's refine must be a positive integer")
+    with snapshot.open(name) as handle:  # NaN would rescore every candidate to nothing
+        check_finite_npy(handle, snapshot.size(name), where)
     vectors = map_npy(snapshot.descriptor(name), where)
     if vectors.ndim != 2 or vectors.dtype not in (np.float16, np.float32):
         raise IndexCorruptError(f"{where} holds {vectors.dtype} {vectors.shape}; rebuild the index")
@@ -457,7 +465,9 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> tuple[dict[str, A
             f"{where}: metric {metric!r} is not supported (logic-rag ranks by inner product); "
             f"rebuild the index"
         )
-    for key in ("passages",):
+    # "normalized": "no" is a non-empty string, true to Python: read as true, it silently
+    # normalised the queries of an index built without normalisation (issue 42 item 19).
+    for key in ("passages", "normalized"):
         if key in manifest and not isinstance(manifest[key], bool):
             raise IndexCorruptError(f"{where}: {key!r} must be true or false; rebuild the index")
     sparse = manifest.get("sparse")

@@ -16,6 +16,7 @@ exact rows, which are read from disk only for the candidates a search rescores.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import struct
@@ -294,7 +295,38 @@ class DenseIndex:
         index.refine = 0
         index._exact_parts, index._exact = [], None
         index._index = raw
+        _check_finite(faiss, index, path)
         return index
+
+
+def _check_finite(faiss: Any, index: DenseIndex, path: Any) -> None:
+    """Refuse stored vectors holding NaN or an infinity (flat and HNSW: the document
+    vectors; IVF-PQ: its coarse and product-quantiser centroids). Every similarity with
+    such a vector is NaN, and a ranking that stops at the first non-finite score returns
+    nothing, exit 0 (issue 42 item 9). The arrays are FAISS's own memory: no copy."""
+    from logic_rag.index.npy import first_non_finite
+
+    if index.kind != "ivfpq":
+        bad = first_non_finite(index.vectors())
+        if bad is not None:
+            raise IndexCorruptError(
+                f"{path}: document vector {bad} holds NaN or an infinity; the file is damaged, "
+                f"rebuild the index with `logic-rag index`"
+            )
+        return
+    raw = index._index
+    tables = []
+    with contextlib.suppress(AttributeError, RuntimeError):
+        tables.append(faiss.vector_to_array(raw.pq.centroids))
+    with contextlib.suppress(AttributeError, RuntimeError):
+        coarse = faiss.downcast_index(raw.quantizer)
+        tables.append(faiss.rev_swig_ptr(coarse.get_xb(), coarse.ntotal * coarse.d))
+    for table in tables:
+        if first_non_finite(np.asarray(table)) is not None:
+            raise IndexCorruptError(
+                f"{path}: the IVF-PQ centroids hold NaN or an infinity; the file is damaged, "
+                f"rebuild the index with `logic-rag index`"
+            )
 
 
 def _rescore(

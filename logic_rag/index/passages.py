@@ -28,6 +28,7 @@ per value) moves a unit-vector cosine by about 1e-3 (tests bound it at 0.01).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -275,10 +276,12 @@ class PassageVectors:
         ``sentence_dtype`` (``None`` for indexes written before it was recorded: their
         vectors are float16 or float32); the file must hold what it says.
         """
-        from logic_rag.index.npy import map_npy, read_npy
+        from logic_rag.index.npy import check_finite_npy, map_npy, read_npy
         from logic_rag.index.snapshot import as_files
 
         files = as_files(folder)
+        # Messages name the folder the user gave, never a snapshot object's repr.
+        where = _folder_name(folder)
 
         def read(name: str, mapped: bool) -> np.ndarray:
             try:
@@ -291,28 +294,63 @@ class PassageVectors:
                     f"{files.display(name)}: cannot read passage vectors ({exc})"
                 ) from None
 
+        def finite(name: str) -> None:
+            try:
+                with files.open(name) as handle:
+                    check_finite_npy(handle, files.size(name), files.display(name))
+            except OSError as exc:
+                raise IndexCorruptError(
+                    f"{files.display(name)}: cannot read passage vectors ({exc})"
+                ) from None
+
         if dtype is not None and dtype not in SENTENCE_DTYPES:
             raise IndexCorruptError(
-                f"{folder}: unknown sentence_dtype {dtype!r} (expected one of "
+                f"{where}: unknown sentence_dtype {dtype!r} (expected one of "
                 f"{', '.join(SENTENCE_DTYPES)}); rebuild the index"
             )
         vectors = read(cls.VECTORS_FILE, mmap)
         offsets = read(cls.OFFSETS_FILE, False)
         if vectors.ndim != 2 or offsets.ndim != 1 or len(offsets) == 0:
-            raise IndexCorruptError(f"{folder}: passage arrays have the wrong shapes")
+            raise IndexCorruptError(
+                f"{where}: passage arrays have the wrong shapes (vectors {vectors.shape}, "
+                f"offsets {offsets.shape}); rebuild the index"
+            )
+        if offsets.dtype.kind not in "iu":
+            raise IndexCorruptError(
+                f"{files.display(cls.OFFSETS_FILE)} holds {offsets.dtype} values; passage "
+                f"offsets are integers, rebuild the index"
+            )
         if dtype is not None and str(vectors.dtype) != dtype:
             raise IndexCorruptError(
                 f"{files.display(cls.VECTORS_FILE)} holds {vectors.dtype} vectors, the manifest "
                 f"says {dtype}; rebuild the index"
             )
         scales = read(cls.SCALES_FILE, mmap) if str(vectors.dtype) == "int8" else None
-        passages = cls(vectors, offsets, scales)
+        try:
+            passages = cls(vectors, offsets.astype(np.int64, copy=False), scales)
+        except IndexCorruptError as exc:
+            raise IndexCorruptError(f"{where}: {exc}; rebuild the index") from None
         if passages.n_documents != n_documents:
             raise IndexCorruptError(
-                f"{folder}: passage offsets cover {passages.n_documents} documents, the index "
+                f"{where}: passage offsets cover {passages.n_documents} documents, the index "
                 f"holds {n_documents}"
             )
+        # NaN or an infinity in the vectors (or int8 scales) turns every similarity with
+        # them into NaN: rerank, verify and setops then return no hits, exit 0.
+        finite(cls.VECTORS_FILE)
+        if scales is not None:
+            finite(cls.SCALES_FILE)
         return passages
+
+
+def _folder_name(folder: Any) -> str:
+    """The folder as the user named it: a snapshot's path, not its object repr."""
+    from logic_rag.index.snapshot import IndexSnapshot
+
+    if isinstance(folder, IndexSnapshot):
+        return str(folder.folder)
+    inner = getattr(folder, "folder", None)
+    return str(inner) if inner is not None and not isinstance(folder, os.PathLike) else str(folder)
 
 
 class _DecodedRows:
