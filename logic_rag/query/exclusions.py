@@ -26,6 +26,7 @@ Everything is word lists and regular expressions, no parser: fast, offline, pred
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from dataclasses import dataclass
@@ -234,6 +235,12 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
     text = normalise_question(text)
     exclusions: list[Exclusion] = []
     removed: list[tuple[int, int]] = []
+    # Computed once per text, not once per cue: the quoted titles masked and where the
+    # sentences end. Per cue, every look is bounded (a window before the cue, the span
+    # after it up to its word limit), so the whole pass is linear in the text (issue 42
+    # item 2: 2,000 "except" clauses took 13.6 s when each cue rescanned the text).
+    masked = _Masked(text)
+    has_other = _OTHER.search(text) is not None
     pos = 0
     while True:
         m = _CUE.search(text, pos)
@@ -243,14 +250,16 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
         cue = " ".join(m.group(0).lower().split())
         if m.group(0)[:1].isupper() and not _starts_clause(text, m.start()):
             continue  # "films about Not Another Teen Movie": a title, not a cue
-        if cue == "apart from" and re.search(r"\bsets?\b[^,.?!]{0,80}$", text[: m.start()]):
+        if cue == "apart from" and _compares(text, m.start()):
             continue  # "what sets X apart from Y" compares, it does not exclude
         leading = _starts_clause(text, m.start())
-        if _WEAK_CUES.match(cue) and not (leading or _OTHER.search(text)):
+        if _WEAK_CUES.match(cue) and not (leading or has_other):
             continue  # "tell me about A, in addition to B" includes B
-        if cue.endswith("not") and _NOT_IDIOM.match(text[m.end() :]):
+        if cue.endswith("not") and _NOT_IDIOM.match(text[m.end() : m.end() + 40]):
             continue
-        end = _span_end(text, m.end(), leading, m.start())
+        end = _span_end(text, m.end(), leading, m.start(), masked)
+        if end is None:
+            continue  # the span runs past its word limit: no exclusion reads that long
         span = text[m.end() : end].strip(" ,;:")
         if not span or len(span.split()) > 40:
             continue
@@ -260,9 +269,9 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
         if not things:
             continue
         exclusions.extend(Exclusion(cue, span, thing, leading) for thing in things)
-        start, before = m.start(), text[: m.start()].rstrip()
+        start, before = m.start(), _before(text, m.start())
         if before.endswith(","):  # ", other than X," goes with both its commas
-            start = len(before) - 1
+            start = m.start() - (len(_before(text, m.start(), strip=False)) - len(before)) - 1
             if text[end:].lstrip().startswith(","):
                 end = text.index(",", end) + 1
         removed.append((start, end))
@@ -276,42 +285,89 @@ def find_exclusions(text: str) -> tuple[str, list[Exclusion]]:
 # ---------------------------------------------------------------------------- helpers
 
 
+#: Characters before a cue that decide whether it opens a clause or follows "sets X":
+#: the texts are normalised (single spaces), so the cues' context fits in this window.
+_LOOK_BACK = 120
+#: Words an excluded span may hold (longer spans are not read as exclusions); the span's
+#: end is looked for this far and no farther, which keeps each cue's work bounded.
+_MAX_SPAN_WORDS = 40
+_WORDS_AFTER = re.compile(rf"(?:\s*\S+){{1,{_MAX_SPAN_WORDS + 2}}}")
+_CLAUSE_OPENER = re.compile(r"(?:^|[.?!]\s*)(?:but|and|so|also|now|well|ok|okay)\s*,?$", re.I)
+_COMPARES = re.compile(r"\bsets?\b[^,.?!]{0,80}$")
+
+
+class _Masked:
+    """A text with quoted titles masked (``"x" * len``: positions kept) and its sentence
+    ends, computed once for all the cues of :func:`find_exclusions`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = QUOTED.sub(lambda q: "x" * len(q.group(0)), text)  # "Uptown... It's Hot!"
+        self.sentence_ends = [m.start() for m in _SENTENCE_END.finditer(self.text)]
+
+    def sentence_end(self, start: int) -> int:
+        """Where the sentence holding ``start`` ends (the text's end for the last one)."""
+        i = bisect.bisect_left(self.sentence_ends, start)
+        return self.sentence_ends[i] if i < len(self.sentence_ends) else len(self.text)
+
+
+def _before(text: str, start: int, *, strip: bool = True) -> str:
+    """At most :data:`_LOOK_BACK` characters before ``start`` (right-stripped)."""
+    window = text[max(0, start - _LOOK_BACK) : start]
+    return window.rstrip() if strip else window
+
+
 def _starts_clause(text: str, start: int) -> bool:
     """Whether the cue at ``start`` opens a sentence or a clause ("Apart from X, what")."""
-    before = text[:start].rstrip()
-    return (
-        not before
-        or before[-1] in ".?!:;"
-        or bool(
-            re.search(r"(?:^|[.?!]\s*)(?:but|and|so|also|now|well|ok|okay)\s*,?$", before, re.I)
-        )
-    )
+    before = _before(text, start)
+    if not before:
+        return start <= _LOOK_BACK or not text[:start].strip()
+    if before[-1] in ".?!:;":
+        return True
+    m = _CLAUSE_OPENER.search(before)
+    # "^" of the window is the text's start only when the window reaches back to it
+    return m is not None and (m.start() > 0 or start <= _LOOK_BACK or before[0] in ".?!")
 
 
-def _span_end(text: str, start: int, leading: bool, cue_start: int) -> int:
-    """Where the excluded span that starts at ``start`` ends."""
-    quoted = QUOTED.sub(lambda q: "x" * len(q.group(0)), text)  # "Uptown... It's Hot!"
-    sentence = _SENTENCE_END.search(quoted, start)
-    limit = sentence.start() if sentence else len(text)
+def _compares(text: str, start: int) -> bool:
+    """ "what sets X apart from Y": the "apart from" at ``start`` compares."""
+    window_start = max(0, start - _LOOK_BACK)
+    m = _COMPARES.search(text, window_start, start)
+    return m is not None and (m.start() > window_start or window_start == 0)
+
+
+def _span_end(
+    text: str, start: int, leading: bool, cue_start: int, masked: _Masked | None = None
+) -> int | None:
+    """Where the excluded span that starts at ``start`` ends; ``None`` when it would hold
+    more than :data:`_MAX_SPAN_WORDS` words (such a span is not read as an exclusion)."""
+    masked = masked if masked is not None else _Masked(text)
+    limit = masked.sentence_end(start)
+    # the span's end is looked for within its word limit (and the sentence)
+    words = _WORDS_AFTER.match(text, start, limit)
+    window = words.end() if words else start
     if leading:
-        found = list(_MAIN_CLAUSE.finditer(text, start, limit))
-        for m in found:
-            aside = _RELATIVE_ASIDE.match(text, m.end())
-            if aside is None or m is found[-1]:
+        found = _MAIN_CLAUSE.finditer(text, start, window)
+        m = next(found, None)
+        while m is not None:
+            after = next(found, None)
+            if _RELATIVE_ASIDE.match(text, m.end()) is None or after is None:
                 return m.start()
-        comma = text.find(",", start, limit)
-        return comma if comma != -1 else limit
-    segment = text[start:limit]
+            m = after
+        comma = text.find(",", start, window)
+        if comma != -1:
+            return comma
+        return limit if window >= limit else None
     # quotes protect commas inside titles; the span holds at least its first word
-    masked = QUOTED.sub(lambda q: "x" * len(q.group(0)), segment)
-    first = re.match(r"\s*\S+", masked)
-    from_ = first.end() if first else 0
-    ends = [m.start() for m in (_SPAN_END.search(masked, from_),) if m]
-    if text[:cue_start].rstrip().endswith(tuple(",(")):
-        paren = _PARENTHETICAL_END.search(masked, from_)
+    first = re.compile(r"\s*\S+").match(masked.text, start, window)
+    from_ = first.end() if first else start
+    ends = [m.start() for m in (_SPAN_END.search(masked.text, from_, window),) if m]
+    if _before(text, cue_start).endswith(tuple(",(")):
+        paren = _PARENTHETICAL_END.search(masked.text, from_, window)
         if paren:
             ends.append(paren.start())
-    return start + min(ends) if ends else limit
+    if ends:
+        return min(ends)
+    return limit if window >= limit else None
 
 
 def _remove(text: str, spans: list[tuple[int, int]]) -> str:

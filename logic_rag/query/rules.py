@@ -39,7 +39,68 @@ from logic_rag.query.exclusions import (
 )
 from logic_rag.query.heads import head_noun, head_prefix, is_proper_name, item_kind, lower_first
 
-__all__ = ["RuleDecomposer", "DEFAULT_PROTECTED_PHRASES"]
+__all__ = [
+    "DEFAULT_PROTECTED_PHRASES",
+    "MAX_QUERY_ATOMS",
+    "MAX_QUERY_CHARS",
+    "QueryTooLargeError",
+    "RuleDecomposer",
+    "check_query_chars",
+    "count_atoms",
+]
+
+#: Longest query text a decomposer reads, in characters (after stripping). QUEST's longest
+#: query has 133 characters and long questions a few hundred; 4,000 leaves room for pasted
+#: paragraphs while one decomposition stays in milliseconds (issue 42 item 2: a 89 KB query
+#: took 67 s and a CLI search of it 246 s before the passes were made linear).
+MAX_QUERY_CHARS = 4000
+#: Most atoms one decomposed query may hold. Every atom is a search of its own (and a
+#: verifier call per candidate), so a query of thousands of atoms is a denial of service,
+#: not a search; QUEST's templates have at most 3.
+MAX_QUERY_ATOMS = 64
+
+
+class QueryTooLargeError(ValueError):
+    """A query is longer than a decomposer reads or has more atoms than it searches.
+
+    A ``ValueError``: bad input, which the CLI reports in one line with exit code 2.
+    """
+
+
+def check_query_chars(text: str, max_chars: int | None) -> str:
+    """``text`` if it has at most ``max_chars`` characters (``None``: no cap), else
+    :class:`QueryTooLargeError` saying both numbers and how to go past the cap."""
+    if max_chars is not None and len(text) > max_chars:
+        raise QueryTooLargeError(
+            f"the query has {len(text):,} characters, over the cap of {max_chars:,} a "
+            f"decomposer reads; shorten it (or raise max_query_chars)"
+        )
+    return text
+
+
+def count_atoms(query: LogicalQuery) -> int:
+    """How many atom leaves ``query`` has, repeats included (each is scored), counted
+    without recursion so that no query is too deep to count."""
+    count, stack = 0, [query]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Atom):
+            count += 1
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+        elif isinstance(node, And | Or):
+            stack.extend(node.args)
+    return count
+
+
+def _check_cap(name: str, value: object) -> int | None:
+    """A cap setting: a positive integer or ``None`` (no cap)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+    return value
+
 
 #: Names that contain a connective but are one atom. Extend per corpus with
 #: ``RuleDecomposer(protected_phrases=...)``.
@@ -159,6 +220,7 @@ _MEMBER_MARKERS = (
     "other than", "apart from", "aside from", "besides", "except", "except for",
     "instead of", "rather than", "minus",
 )  # fmt: skip
+_PROTECTED_KEY = re.compile(r"\x00\d+\x00")
 _LEXICAL_NON = {"fiction", "profit", "governmental", "league", "stop", "partisan", "aligned"}
 
 _PENALTY_NO_CONNECTIVE = 0.8  # an atom: fine, but an implicit conjunction may hide in it
@@ -194,6 +256,10 @@ class RuleDecomposer:
 
     ``share_heads`` turns head sharing on (default) or off; ``protected_phrases`` are
     names that contain "and"/"or" but stand for one atom (case-insensitive).
+    ``max_query_chars`` (default :data:`MAX_QUERY_CHARS`) and ``max_atoms`` (default
+    :data:`MAX_QUERY_ATOMS`) bound what one query may cost; past them
+    :class:`QueryTooLargeError`. ``None`` lifts a cap (every pass is linear in the text,
+    so the cost then grows with the query, not faster).
     """
 
     source = "rules"
@@ -203,8 +269,12 @@ class RuleDecomposer:
         *,
         share_heads: bool = True,
         protected_phrases: Iterable[str] = DEFAULT_PROTECTED_PHRASES,
+        max_query_chars: int | None = MAX_QUERY_CHARS,
+        max_atoms: int | None = MAX_QUERY_ATOMS,
     ) -> None:
         self.share_heads = share_heads
+        self.max_query_chars = _check_cap("max_query_chars", max_query_chars)
+        self.max_atoms = _check_cap("max_atoms", max_atoms)
         phrases = {" ".join(p.lower().split()) for p in protected_phrases}
         phrases |= {p.replace(" and ", " & ") for p in phrases}  # "Dungeons & Dragons"
         self.protected_phrases = tuple(sorted(phrases, key=len, reverse=True))
@@ -215,8 +285,20 @@ class RuleDecomposer:
     # ------------------------------------------------------------------ public entry point
 
     def decompose(self, text: str) -> Decomposition:
-        """Decompose ``text``; empty or whitespace-only text raises ``ValueError``."""
-        original = require_text(text)
+        """Decompose ``text``; empty or whitespace-only text raises ``ValueError``, and so
+        does a query over the caps (:class:`QueryTooLargeError`)."""
+        original = check_query_chars(require_text(text), self.max_query_chars)
+        result = self._decompose(original)
+        if self.max_atoms is not None:
+            count = count_atoms(result.query)
+            if count > self.max_atoms:
+                raise QueryTooLargeError(
+                    f"the query reads as {count:,} atoms, over the cap of {self.max_atoms:,} "
+                    f"searched per query; split it into several queries (or raise max_atoms)"
+                )
+        return result
+
+    def _decompose(self, original: str) -> Decomposition:
         state = _State()
         normal = self._normalise(normalise_question(original))
         if _reads_as_question(normal):
@@ -319,9 +401,18 @@ class RuleDecomposer:
         return text.strip(" ,:;"), share
 
     def _protect(self, text: str, state: _State) -> str:
-        lower = text.lower()
+        """Replace each protected phrase by a key (NUL, number, NUL) that no rule splits.
+
+        One pass over the text per phrase, the text rebuilt once per phrase: a query made
+        of thousands of "fish and chips" stays linear.
+        """
         for phrase in self.protected_phrases:
+            lower = text.lower()
             start = lower.find(phrase)
+            if start == -1:
+                continue
+            pieces: list[str] = []
+            last = 0
             while start != -1:
                 end = start + len(phrase)
                 before_ok = start == 0 or not lower[start - 1].isalnum()
@@ -329,17 +420,18 @@ class RuleDecomposer:
                 if before_ok and after_ok:
                     key = f"\x00{len(state.protected)}\x00"
                     state.protected[key] = text[start:end]
-                    text = text[:start] + key + text[end:]
-                    lower = text.lower()
-                    start = lower.find(phrase, start + len(key))
-                else:
-                    start = lower.find(phrase, end)
+                    pieces.append(text[last:start])
+                    pieces.append(key)
+                    last = end
+                start = lower.find(phrase, end)
+            pieces.append(text[last:])
+            text = "".join(pieces)
         return text
 
     def _restore(self, text: str, state: _State) -> str:
-        for key, value in state.protected.items():
-            text = text.replace(key, value)
-        return text
+        if not state.protected or "\x00" not in text:
+            return text
+        return _PROTECTED_KEY.sub(lambda m: state.protected.get(m.group(0), m.group(0)), text)
 
     def _split_negation(self, body: str, state: _State) -> list[tuple[str, str]]:
         """[(marker, positive text), (marker, excluded text), ...]; first marker is ""."""
@@ -444,16 +536,28 @@ class RuleDecomposer:
         sequences = [items for _, items in pos_lists] + [items for _, (_, items) in neg_lists]
         markers = [""] * len(pos_lists) + [marker for marker, _ in neg_lists]
         flat = [it for items in sequences for it in items]
-        full = [it for it in flat if item_kind(it.text) == "full"]
-        ref = full[0].text if full else None
+        ref = next((it.text for it in flat if item_kind(it.text) == "full"), None)
         first = flat[0] if flat else None
         for items, marker in zip(sequences, markers, strict=True):
+            # Each item's kind once, and the nearest full item after each position from
+            # one backward pass (items after the current one are not rewritten yet); the
+            # nearest full one before it is carried forward over the rewritten texts. The
+            # pairwise scans this replaces made long lists quadratic (issue 42 item 2).
+            kinds = [item_kind(it.text) for it in items]
+            next_fulls: list[str | None] = [None] * len(items)
+            following: str | None = None
+            for j in range(len(items) - 1, -1, -1):
+                next_fulls[j] = following
+                if kinds[j] == "full":
+                    following = items[j].text
+            last_full: str | None = None
             for i, item in enumerate(items):
-                kind = item_kind(item.text)
+                kind = kinds[i]
                 new = item.text
                 ones = _ONES.match(item.text)
                 if marker in _MEMBER_MARKERS and kind == "bare":
                     continue  # "novels other than Emma": Emma, not "novels by Emma"
+                prev_full, next_full = last_full, next_fulls[i]
                 if ones and ref is not None and item.text != ref:
                     # "French films but not the silent ones" -> "silent French films"
                     first = ref.split()[0]
@@ -465,13 +569,6 @@ class RuleDecomposer:
                 elif kind == "tail" and ref is not None:
                     new = f"{head_noun(ref)} {lower_first(item.text)}"
                 elif kind == "bare":
-                    prev_full = next(
-                        (it.text for it in reversed(items[:i]) if item_kind(it.text) == "full"),
-                        None,
-                    )
-                    next_full = next(
-                        (it.text for it in items[i + 1 :] if item_kind(it.text) == "full"), None
-                    )
                     if marker.endswith("without") and ref is not None and item.text != ref:
                         new = f"{head_noun(ref)} with {item.text}"
                     elif (
@@ -480,7 +577,7 @@ class RuleDecomposer:
                         and head_prefix(prev_full or ref)
                     ):
                         if prev_full is None and item is first:
-                            continue
+                            continue  # a bare first item stays bare, and is no full one
                         new = f"{head_prefix(prev_full or ref)} {item.text}"
                     elif prev_full is None and next_full is not None:
                         new = f"{item.text} {head_noun(next_full).lower()}"
@@ -489,6 +586,10 @@ class RuleDecomposer:
                 if new != item.text:
                     item.text = new
                     state.confidence *= _PENALTY_HEAD
+                    if item_kind(new) == "full":
+                        last_full = new
+                elif kind == "full":
+                    last_full = item.text
 
 
 # ------------------------------------------------------------------------------ helpers
