@@ -20,12 +20,16 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from logic_rag.atomic import atomic_write_json
 from logic_rag.errors import CorpusFormatError, LogicRagError
+from logic_rag.json_limits import JsonDepthError, loads_bounded
+
+#: A record check: the problem with a parsed cache line, or ``None`` when it is whole.
+RecordCheck = Callable[[Mapping[str, Any]], "str | None"]
 
 __all__ = ["ItemCache", "RunSettingsMismatch", "check_run_settings", "corpus_key"]
 
@@ -37,11 +41,20 @@ class RunSettingsMismatch(LogicRagError, ValueError):
 
 
 class ItemCache:
-    """Finished items of one run, keyed by ``id``, in an append-only JSONL file."""
+    """Finished items of one run, keyed by ``id``, in an append-only JSONL file.
 
-    def __init__(self, path: str | os.PathLike[str], key: str = "id") -> None:
+    ``check`` (optional) says what is wrong with a parsed record, or ``None``: a line that
+    parses but is not a finished record (``{"id": "q1"}`` alone, a score that is a string)
+    is an error naming ``file:line``, never counted as done (issue 42 item 10). Only a
+    last line that does not parse is taken for torn.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], key: str = "id", check: RecordCheck | None = None
+    ) -> None:
         self.path = Path(path)
         self.key = key
+        self.check = check
         self._items: dict[str, dict[str, Any]] = {}
         self._loaded = False
 
@@ -60,9 +73,9 @@ class ItemCache:
                 good_bytes += len(line) + (0 if lineno == len(lines) else 1)
                 continue
             try:
-                record = json.loads(line.decode("utf-8"))
-                if not isinstance(record, dict) or self.key not in record:
-                    raise ValueError(f"a cache line must be a JSON object with {self.key!r}")
+                record = loads_bounded(line.decode("utf-8"))
+            except JsonDepthError as exc:
+                raise self._malformed(lineno, exc) from None
             except (ValueError, UnicodeDecodeError) as exc:
                 if is_last:
                     warnings.warn(
@@ -73,14 +86,28 @@ class ItemCache:
                     )
                     self._truncate(good_bytes)
                     break
-                raise CorpusFormatError(
-                    self.path,
-                    lineno,
-                    f"malformed cache line ({exc}); delete the file or use a new --out folder",
-                ) from exc
+                raise self._malformed(lineno, exc) from None
+            problem = self._problem(record)
+            if problem is not None:
+                raise self._malformed(lineno, problem)
             self._items[str(record[self.key])] = record
             good_bytes += len(line) + (0 if lineno == len(lines) else 1)
         return dict(self._items)
+
+    def _problem(self, record: Any) -> str | None:
+        if not isinstance(record, dict):
+            return f"a cache line must be a JSON object, got {type(record).__name__}"
+        ident = record.get(self.key)
+        if isinstance(ident, bool) or not isinstance(ident, str | int) or ident == "":
+            return f"a cache line needs {self.key!r} (a non-empty string or an integer)"
+        return self.check(record) if self.check is not None else None
+
+    def _malformed(self, lineno: int, problem: object) -> CorpusFormatError:
+        return CorpusFormatError(
+            self.path,
+            lineno,
+            f"malformed cache line ({problem}); delete the file or use a new --out folder",
+        )
 
     def _truncate(self, size: int) -> None:
         with open(self.path, "r+b") as handle:
@@ -136,7 +163,7 @@ def check_run_settings(out: str | os.PathLike[str], settings: Mapping[str, Any])
     path = Path(out) / "run_settings.json"
     wanted = json.loads(json.dumps(dict(settings)))
     if path.exists():
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = _stored_settings(path)
         diff = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
         if diff:
             details = ", ".join(f"{k}: {stored.get(k)!r} -> {wanted.get(k)!r}" for k in diff)
@@ -146,6 +173,24 @@ def check_run_settings(out: str | os.PathLike[str], settings: Mapping[str, Any])
             )
         return
     atomic_write_json(path, wanted)
+
+
+def _stored_settings(path: Path) -> dict[str, Any]:
+    """The settings an earlier run stored in ``path``; anything but a JSON object is an
+    error naming the file (a list or garbage gave a traceback, or a message without it)."""
+    advice = f"delete it (or {path.parent}) to start over, or use a new --out folder"
+    try:
+        stored = loads_bounded(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunSettingsMismatch(f"{path} is not valid JSON ({exc}); {advice}") from None
+    except OSError as exc:
+        raise RunSettingsMismatch(f"{path} cannot be read ({exc.strerror}); {advice}") from None
+    if not isinstance(stored, dict):
+        raise RunSettingsMismatch(
+            f"{path} holds a JSON {type(stored).__name__}, not the settings object a run "
+            f"writes; {advice}"
+        )
+    return stored
 
 
 def corpus_key(texts: Iterable[str], model_fingerprint: str) -> str:

@@ -615,6 +615,39 @@ def _process_item(
     }
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def item_record_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes a cached line other than a finished item (:func:`_process_item`'s
+    record), or ``None``. Resuming trusts the cache: a line ``{"id": ...}`` alone counted
+    as finished (null scores in the results, exit 0) and a wrongly typed field ended in a
+    traceback in the summary (issue 42 item 10)."""
+    for key in ("question", "answer"):
+        if not isinstance(record.get(key), str):
+            return f"{key!r} must be a string"
+    if not isinstance(record.get("prompt_sha256", ""), str):  # absent in older caches
+        return "'prompt_sha256' must be a string"
+    passages = record.get("passages")
+    if not isinstance(passages, list) or not all(isinstance(p, dict) for p in passages):
+        return "'passages' must be a list of objects"
+    metrics = record.get("metrics")
+    if not isinstance(metrics, dict) or not all(
+        v is None or _is_number(v) for v in metrics.values()
+    ):
+        return "'metrics' must map names to numbers (or null for a parse failure)"
+    raw = record.get("judge_raw", {})
+    if not isinstance(raw, dict) or not all(v is None or isinstance(v, str) for v in raw.values()):
+        return "'judge_raw' must map names to strings"
+    timings = record.get("timings", {})
+    if not isinstance(timings, dict) or not all(_is_number(v) for v in timings.values()):
+        return "'timings' must map names to numbers of seconds"
+    if "reused_from" in record and not isinstance(record["reused_from"], str):
+        return "'reused_from' must be a string"
+    return None
+
+
 def _passage_rows(hits: Sequence[Any]) -> list[dict[str, Any]]:
     return [
         {"id": h.id, "title": h.title, "score": float(h.score), "text": h.text[:300]} for h in hits
@@ -725,7 +758,7 @@ def _run_items(
 ) -> list[dict[str, Any]]:
     from tqdm.auto import tqdm
 
-    cache = ItemCache(Path(config.out) / ITEMS_FILE)
+    cache = ItemCache(Path(config.out) / ITEMS_FILE, check=item_record_problem)
     done = cache.load()
     pending = [(i, ex) for i, ex in enumerate(examples) if str(ex.id) not in done]
     if done:
