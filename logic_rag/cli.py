@@ -59,6 +59,16 @@ def _cmd_index(args: argparse.Namespace) -> int:
         **_store_options(args),
     )
     out = retriever.save(args.out)
+    from logic_rag.index.streaming import discard_stale_build, work_folder
+
+    # This index supersedes an interrupted chunked build of the same --out; its work
+    # folder would make the next chunked build refuse to start (issue 42 item 15).
+    if discard_stale_build(out):
+        print(
+            f"removed {work_folder(out)}, the work folder of an interrupted chunked build "
+            f"that this index replaces",
+            file=sys.stderr,
+        )
     extras = "" if args.no_passages else f" + {args.sentence_dtype} sentence vectors"
     extras += f" + {args.sparse_model}" if args.sparse_model else ""
     extras += " on Ray" if encode_with is not None else ""
@@ -312,6 +322,13 @@ def _explained_search(retriever: Any, queries: list[str], args: argparse.Namespa
                 continue
             hit = now.get(before.id)
             scores = hit.constraint_scores if hit is not None else {}
+            nots = (
+                []
+                if hit is None
+                else [v for c, v in hit.constraints.items() if c.startswith("NOT ")]
+            )
+            if nots and all(v is True for v in nots):
+                continue  # every NOT holds (✓): something else pushed the page down
             out[i].pushed_down.append(
                 {
                     "id": before.id,
@@ -343,7 +360,26 @@ def _terminal_safe(text: object) -> str:
     return _TERMINAL_UNSAFE.sub(escape, str(text))
 
 
+def _llm_cost_line(cost: dict[str, Any]) -> str:
+    """One line on what the LLM cost this query, beside what checking every pair would."""
+    line = (
+        f"LLM: {cost.get('calls', 0)} checks of {cost.get('all_pairs_calls', 0)} all-pairs, "
+        f"{cost.get('prompt_tokens', 0)} prompt tokens, {cost.get('seconds', 0.0):.1f} s"
+    )
+    if "certified" in cost:
+        if cost["certified"]:
+            p = cost.get("probability")
+            line += f"; top {cost.get('k')} certified" + (
+                "" if p in (None, 1.0) else f" with probability >= {p:.2f}"
+            )
+        else:
+            line += f"; budget of {cost.get('budget')} spent before the top {cost.get('k')} was certified"
+    return line
+
+
 def _print_hits(hits: Any, *, explain: bool) -> None:
+    from logic_rag.verifiers.verdicts import mark
+
     safe = _terminal_safe
     if hits and hits[0].logic:
         print(f"logic: {safe(hits[0].logic['query'])}")
@@ -353,11 +389,15 @@ def _print_hits(hits: Any, *, explain: bool) -> None:
         print(f"{hit.rank:>3}. {hit.score:.4f}  [{safe(hit.id)}] {title}{snippet}")
         if hit.constraints:
             marks = ", ".join(
-                f"{'✓' if ok else '✗'} {safe(name)}"
+                f"{mark(ok)} {safe(name)}"
                 + (f" ({hit.constraint_scores[name]:.2f})" if explain else "")
+                + (" [LLM]" if hit.constraint_sources.get(name) == "llm" else "")
                 for name, ok in hit.constraints.items()
             )
             print(f"       {marks}")
+    cost = hits[0].logic.get("llm") if hits and hits[0].logic else None
+    if cost:
+        print(f"  {_llm_cost_line(cost)}")
     for page in getattr(hits, "pushed_down", []) if explain else []:
         title = f" {safe(page['title'])}" if page["title"] else ""
         where = f"now {page['rank']}" if page["rank"] is not None else "now below the candidates"
@@ -488,9 +528,8 @@ def _cmd_fit_cascade(args: argparse.Namespace) -> int:
             f"{args.queries}: no queries (JSONL with a 'query' field, or one per line)"
         )
     retriever = LogicRetriever.load(args.index_dir, model=args.model)
-    config = {**_verifier_config(args), "quality_sample": args.sample}
-    retriever = retriever.with_config(**config)
-    fitted = fit_cascade(retriever, queries, args.out)
+    retriever = retriever.with_config(**_verifier_config(args))
+    fitted = fit_cascade(retriever, queries, args.out, sample_size=args.sample)
     print(
         f"labelled {len(fitted.sample)} pairs of {min(len(queries), 256)} queries with "
         f"{fitted.key.get('expensive', '?')}; saved to {args.out}. Use it with "
@@ -504,12 +543,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     run_demo(
         args.out,
-        entities=args.entities,
-        test_queries=args.test_queries,
         model=args.model,
-        sparse=not args.no_sparse,
+        wordnet_dir=args.wordnet_dir,
+        per_template=args.per_template,
         seed=args.seed,
-        compare_entities=args.compare_entities,
+        show=args.show,
     )
     return 0
 
@@ -593,35 +631,47 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         help="share of --verifier's verdict in each re-checked atom's probability; the rest "
         "stays the embedding evidence (default: 1, replace it)",
     )
+    from logic_rag.strategies import LogicConfig
+
+    defaults = LogicConfig()
     p.add_argument(
-        "--quality-recall",
-        type=float,
+        "--quality-bounds",
+        choices=("hard", "calibrated"),
         default=None,
-        metavar="R",
-        help="with --strategy quality, the share of the all-pairs LLM result set the cascade "
-        "must keep (default 0.9)",
+        help="with --strategy quality, how an unchecked constraint is bounded: hard (the top k "
+        "is exactly what checking every pair gives) or calibrated (from --quality-thresholds; "
+        f"the same with probability 1 - delta) (default {defaults.quality_bounds})",
     )
     p.add_argument(
-        "--quality-precision",
-        type=float,
+        "--quality-max-calls",
+        type=int,
         default=None,
-        metavar="P",
-        help="with --strategy quality, the agreement with the LLM required of each pair the "
-        "embedding evidence decides alone (default 0.9)",
+        metavar="N",
+        help="with --strategy quality, the most LLM checks per query "
+        f"(default {defaults.quality_max_calls})",
+    )
+    p.add_argument(
+        "--quality-pool",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --strategy quality or llm-rerank, only the best N candidates by the "
+        "embedding evidence are considered (default: every candidate)",
     )
     p.add_argument(
         "--quality-delta",
         type=float,
         default=None,
         metavar="D",
-        help="with --strategy quality, the failure probability of those targets (default 0.1)",
+        help="with --quality-bounds calibrated, the stated failure probability "
+        f"(default {defaults.quality_delta})",
     )
     p.add_argument(
         "--quality-thresholds",
         default=None,
         metavar="FILE",
-        help="with --strategy quality, a saved cascade sample to reuse (from `logic-rag "
-        "fit-cascade`), or where to save the one fitted on the first queries",
+        help="with --quality-bounds calibrated, a labelled sample from `logic-rag "
+        "fit-cascade` for this index and LLM",
     )
     for size in ("tensor", "pipeline"):
         p.add_argument(
@@ -637,14 +687,20 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
 def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
     """LogicConfig changes from the --quality-* flags (empty when none was given)."""
     flags = {
-        "quality_recall": args.quality_recall,
-        "quality_precision": args.quality_precision,
+        "quality_bounds": args.quality_bounds,
+        "quality_max_calls": args.quality_max_calls,
+        "quality_pool": args.quality_pool,
         "quality_delta": args.quality_delta,
         "quality_thresholds": args.quality_thresholds,
     }
     given = {k: v for k, v in flags.items() if v is not None}
-    if given and "quality" not in (args.strategy or "").split(","):
-        raise ValueError("--quality-* flags apply to --strategy quality")
+    if given and not {"quality", "llm-rerank"} & set((args.strategy or "").split(",")):
+        raise ValueError("--quality-* flags apply to --strategy quality or llm-rerank")
+    if given.get("quality_bounds") == "calibrated" and not given.get("quality_thresholds"):
+        raise ValueError(
+            "--quality-bounds calibrated needs --quality-thresholds FILE: fit one with "
+            "`logic-rag fit-cascade INDEX --queries FILE --out FILE`"
+        )
     return given
 
 
@@ -661,8 +717,8 @@ def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
         if args.tensor_parallel_size != 1 or args.pipeline_parallel_size != 1:
             raise ValueError("--tensor/--pipeline-parallel-size need --verifier llm:vllm:MODEL")
         return {}
-    if not {"verify", "quality"} & set((args.strategy or "").split(",")):
-        raise ValueError("--verifier applies to --strategy verify or quality")
+    if not {"verify", "quality", "llm-rerank"} & set((args.strategy or "").split(",")):
+        raise ValueError("--verifier applies to --strategy verify, quality or llm-rerank")
     verifier: Any = args.verifier
     parallel = {
         "tensor_parallel_size": args.tensor_parallel_size,
@@ -881,20 +937,29 @@ def build_parser() -> argparse.ArgumentParser:
     add_rag_parser(eval_sub)
 
     p = sub.add_parser(
-        "demo", help="generate a world, index it, compare strategies, write a report"
+        "demo",
+        help="logic queries on WordNet's definitions, next to plain dense retrieval; writes "
+        "a report",
+        description="Index WordNet 3.0's noun glosses (Debian package wordnet-base), answer "
+        "logic queries with known answer sets by plain dense retrieval and by the default "
+        "strategy, print each hit's constraint verdicts and write report.md.",
     )
     p.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
-    p.add_argument("--entities", type=int, default=3000)
-    p.add_argument("--test-queries", type=int, default=350)
+    p.add_argument("--model", default=None, help="dense model (default: the default dense model)")
     p.add_argument(
-        "--model", default="minilm", help="dense model (default minilm: fits the 10-minute budget)"
+        "--wordnet-dir",
+        default=None,
+        metavar="DIR",
+        help="folder holding WordNet 3.0's data.noun (default /usr/share/wordnet)",
     )
-    p.add_argument("--no-sparse", action="store_true", help="skip SPLADE-tiny")
     p.add_argument(
-        "--compare-entities",
-        type=int,
-        default=500,
-        help="world size for the old-vs-new default model comparison (0 skips it)",
+        "--per-template",
+        type=_positive_int,
+        default=30,
+        help="sampled queries per QUEST template for the recall table (default 30)",
+    )
+    p.add_argument(
+        "--show", type=_positive_int, default=5, help="hits printed per showcase query (default 5)"
     )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)

@@ -1,35 +1,93 @@
-"""The README's main job at a small scale: report, results and both figures are written."""
+"""The README's main job on real text: WordNet glosses, exact answer sets, verdicts shown.
+
+WordNet 3.0 comes from Debian's ``wordnet-base`` (CI installs it); without it these tests
+skip, except the one that checks the demo's one-line error when it is missing.
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from logic_rag.evals.demo import run_demo
+from logic_rag.evals.demo import run_demo, verdict_mark
 from logic_rag.evals.quest import load_results
+from logic_rag.evals.wordnet_demo import load_wordnet_demo, plural
+
+WORDNET = Path("/usr/share/wordnet")
+needs_wordnet = pytest.mark.skipif(
+    not (WORDNET / "data.noun").is_file() and not os.environ.get("LOGIC_RAG_REQUIRE_MODELS"),
+    reason="WordNet 3.0 not installed (apt-get install wordnet-base)",
+)
+
+#: Birds of prey and dogs: ~270 glosses, enough for three showcase queries.
+SMALL_ROOTS = (("01604330", "bird of prey"), ("02084071", "dog"))
 
 
-def test_demo_writes_report_results_and_plots(tmp_path, capsys):
-    results = run_demo(
-        tmp_path,
-        entities=300,
-        test_queries=40,
-        sparse=False,
-        strategies=("vanilla", "rerank", "setops"),
-        compare_entities=60,
-    )
-    assert set(results) == {"vanilla", "rerank", "setops"}
+def test_verdict_marks_accept_bools_and_unsure() -> None:
+    assert [verdict_mark(v) for v in (True, False, None)] == ["✓", "✗", "?"]
+    assert verdict_mark(np.bool_(True)) == "✓" and verdict_mark(np.bool_(False)) == "✗"
+
+
+def test_plural_names() -> None:
+    assert plural("bird of prey") == "birds of prey"
+    assert plural("berry") == "berries"
+    assert plural("hound") == "hounds"
+    assert plural("finch") == "finches"
+    assert plural("goose", {"goose": "geese"}) == "geese"
+
+
+@needs_wordnet
+def test_answer_sets_are_wordnet_closures() -> None:
+    data = load_wordnet_demo(per_template=5)
+    queries = {q.query: q for q in data.queries}
+    assert set(data.showcase) <= set(queries) and len(data.showcase) >= 4
+    ids = {d.id for d in data.documents}
+    assert 2000 < len(ids) < 4000
+    not_hawks = queries["birds of prey that are not hawks"]
+    hawks, raptors = data.categories["hawks"], data.categories["birds of prey"]
+    assert not_hawks.docs == raptors - hawks
+    assert any(d.startswith("vulture.") for d in not_hawks.docs)
+    assert any(d.startswith("goshawk.") for d in hawks) and not not_hawks.docs & hawks
+    # Every answer set lies in the corpus; documents read as definitions (no taxa).
+    assert all(q.docs and q.docs <= ids for q in data.queries)
+    assert not any(d.title.startswith(("genus ", "family ", "order ")) for d in data.documents)
+    glosses = {d.id: d.text for d in data.documents}
+    assert "bird of prey" in next(t for i, t in glosses.items() if i.startswith("hawk."))
+    # Each QUEST template is sampled.
+    assert len({q.template for q in data.queries}) == 5
+
+
+@needs_wordnet
+def test_demo_shows_real_text_with_verdicts(tmp_path: Path, capsys) -> None:
+    results = run_demo(tmp_path, model="minilm", roots=SMALL_ROOTS, per_template=3, show=3)
+    assert set(results) == {"vanilla", "rerank"}
     for strategy in results:
         assert load_results(tmp_path / strategy)["strategy"] == strategy
-    report = (tmp_path / "report.md").read_text()
-    assert "recall_by_template.png" in report and "similarity_scatter.png" in report
-    assert (tmp_path / "similarity_scatter.png").stat().st_size > 1000
+    out = capsys.readouterr().out
+    assert '"birds of prey that are not hawks"' in out
+    assert "bird of prey" in out and "plain dense retrieval (vanilla)" in out
+    assert "NOT hawks ✓" in out or "NOT hawks ✗" in out or "NOT hawks ?" in out
+    assert "R@20 vanilla" in out
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert report.splitlines()[2] == "## What to look at"
+    assert "R@20" in report and "recall_by_template.png" in report
     assert (tmp_path / "index" / "manifest.json").is_file()
-    assert "R@20 by template" in capsys.readouterr().out
-    # The old default next to the new one, on a smaller world (EmbeddingGemma is slow).
-    if not (tmp_path / "defaults").is_dir() and not os.environ.get("LOGIC_RAG_REQUIRE_MODELS"):
-        pytest.skip("EmbeddingGemma not assembled (run `make`): no default-model comparison")
-    assert "## Old default vs new default" in report
-    for name in ("rerank-minilm", "rerank-embeddinggemma-300m", "vanilla-embeddinggemma-300m"):
-        assert load_results(tmp_path / "defaults" / name)["strategy"] == name
+
+
+def test_missing_wordnet_fails_in_one_line_before_a_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from logic_rag.cli import main
+    from logic_rag.logic_retriever import LogicRetriever
+
+    def build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(LogicRetriever, "build", build)
+    assert main(["demo", "--out", str(tmp_path / "o"), "--wordnet-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("logic-rag demo: error: WordNet 3.0 is not installed")
+    assert "apt-get install wordnet-base" in err and err.count("\n") == 1
