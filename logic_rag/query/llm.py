@@ -13,6 +13,15 @@ its content words from the query. An ungrounded answer (a copied few-shot exampl
 prompt-injected query) is treated like an invalid one: retried with the reason, then the
 fallback, so ``auto`` keeps the rules' reading.
 
+Answers are bounded for every backend, not only by the llama.cpp grammar (issue 42 items
+3 and 5): an answer over :data:`MAX_ANSWER_CHARS` characters is refused before it is
+parsed; one nested more than :data:`MAX_ANSWER_DEPTH` JSON levels, with more than
+:data:`~logic_rag.query.rules.MAX_QUERY_ATOMS` atoms or an atom over
+:data:`MAX_ATOM_CHARS` characters is invalid. Each is retried with the reason, then falls
+back like any invalid answer. :func:`extract_json` is linear in the answer's length. A
+query over :data:`~logic_rag.query.rules.MAX_QUERY_CHARS` characters is refused
+(:class:`~logic_rag.query.rules.QueryTooLargeError`) before the model is asked.
+
 Successful answers are cached in memory and, optionally, in a JSONL file (one
 ``{"text", "query", "confidence", "source"}`` object per line, rewritten atomically).
 Fallbacks are not cached, so a later run with a better model tries again.
@@ -34,8 +43,29 @@ from logic_rag.query.algebra import QUERY_JSON_SCHEMA, Atom, LogicalQuery, from_
 from logic_rag.query.decompose import Decomposition, require_text
 from logic_rag.query.grounding import DEFAULT_MIN_SHARE, ungrounded_atoms
 from logic_rag.query.redundancy import drop_implied_conjuncts
+from logic_rag.query.rules import MAX_QUERY_ATOMS, MAX_QUERY_CHARS, check_query_chars
 
-__all__ = ["LLMDecomposer", "PROMPT_TEMPLATE", "QUERY_GBNF", "extract_json"]
+__all__ = [
+    "LLMDecomposer",
+    "MAX_ANSWER_CHARS",
+    "MAX_ANSWER_DEPTH",
+    "MAX_ATOM_CHARS",
+    "PROMPT_TEMPLATE",
+    "QUERY_GBNF",
+    "check_answer_shape",
+    "extract_json",
+]
+
+#: Longest answer the decomposer parses, in characters. It asks for 160 tokens (well under
+#: 1,000 characters); the cap leaves room for prose around the JSON while refusing the
+#: megabytes a broken or hostile server may send (a 400 KB answer took 54 s to parse).
+MAX_ANSWER_CHARS = 16_384
+#: Deepest JSON nesting (objects and lists) of an answer: an operator level is two JSON
+#: levels, so 16 allows seven nested operators. QUEST's templates need three; a deeper
+#: answer would only exhaust the recursion of the validator (300 levels did).
+MAX_ANSWER_DEPTH = 16
+#: Longest atom of an answer, in characters: :data:`QUERY_GBNF`'s limit, for every backend.
+MAX_ATOM_CHARS = 80
 
 PROMPT_TEMPLATE = """\
 Decompose the search query into a logical query over simple searchable atoms.
@@ -78,33 +108,136 @@ Your previous answer was invalid: {error}
 Previous answer: {answer}
 Answer again with JSON only."""
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_FENCE_LANG = re.compile(r"(?:json|JSON)?\s*")
+# What the brace matcher of _object_spans stops at; everything else is skipped in C.
+_STRUCTURAL = re.compile(r'[{}"\\]')
+# A brace that can open a JSON object: "{" then a key or the closing brace.
+_OPENS_OBJECT = re.compile(r'\{\s*["}]')
+_NOT_JSON = object()
+
+
+def _decode(text: str) -> Any:
+    """``json.loads(text)``, or ``_NOT_JSON`` when it is not JSON or nests too deep to decode
+    (a RecursionError is a bad answer here, not a crash)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """The bodies of ```-fenced blocks (a ``json`` tag dropped), found in one pass."""
+    blocks: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("```", pos)
+        end = text.find("```", start + 3) if start != -1 else -1
+        if end == -1:
+            return blocks
+        body = text[start + 3 : end]
+        blocks.append(body[_FENCE_LANG.match(body).end() :].strip())  # type: ignore[union-attr]
+        pos = end + 3
+
+
+def _object_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every balanced ``{...}`` that starts like a JSON object, in order
+    of start, from one pass: braces inside JSON strings (escapes honoured) do not count, and
+    outside any candidate quotes and braces are prose."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[int, bool]] = []  # (position, whether it can open an object)
+    in_string = False
+    skip = -1
+    for m in _STRUCTURAL.finditer(text):
+        i = m.start()
+        if i < skip:
+            continue  # the character after a backslash in a string
+        ch = text[i]
+        if not stack:
+            if ch == "{" and _OPENS_OBJECT.match(text, i):
+                stack.append((i, True))
+                in_string = False
+            continue
+        if in_string:
+            if ch == "\\":
+                skip = i + 2
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "{":
+            stack.append((i, _OPENS_OBJECT.match(text, i) is not None))
+        elif ch == "}":
+            start, opens = stack.pop()
+            if opens:
+                spans.append((start, i + 1))
+    spans.sort()
+    return spans
 
 
 def extract_json(answer: str) -> Any:
     """The first JSON object in ``answer``: the whole text, a fenced block, or embedded in prose.
 
-    Raises ``ValueError`` when there is none.
+    Raises ``ValueError`` when there is none. Linear in the answer's length: the whole
+    text and each fenced block are decoded once, then the balanced ``{...}`` spans one pass
+    finds, first to last, until the characters handed to the decoder reach twice the
+    answer's length (spans nested thousands deep would otherwise be decoded again and
+    again; issue 42 item 3: a 400 KB answer of "{" took 54 s).
     """
     text = answer.strip()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    for block in _FENCE.findall(text):
-        try:
-            return json.loads(block.strip())
-        except json.JSONDecodeError:
-            continue
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            obj, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
+    obj = _decode(text)
+    if obj is not _NOT_JSON:
+        return obj
+    for block in _fenced_blocks(text):
+        obj = _decode(block)
+        if obj is not _NOT_JSON:
+            return obj
+    budget = 2 * len(text) + 4096
+    for start, end in _object_spans(text):
+        budget -= end - start
+        if budget < 0:
+            break
+        obj = _decode(text[start:end])
         if isinstance(obj, dict):
             return obj
     raise ValueError("the answer contains no JSON object")
+
+
+def check_answer_shape(
+    obj: Any,
+    *,
+    max_depth: int = MAX_ANSWER_DEPTH,
+    max_atoms: int = MAX_QUERY_ATOMS,
+    max_atom_chars: int = MAX_ATOM_CHARS,
+) -> None:
+    """``ValueError`` when a decoded answer nests deeper than ``max_depth`` JSON levels, holds
+    more than ``max_atoms`` atoms or an atom over ``max_atom_chars`` characters.
+
+    Walked without recursion, before the schema validator (which recurses) sees it.
+    """
+    atoms = 0
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if depth > max_depth:
+            raise ValueError(
+                f"the answer is nested more than {max_depth} levels deep; write a flatter query"
+            )
+        if isinstance(node, dict):
+            text = node.get("atom")
+            if isinstance(text, str):
+                atoms += 1
+                if len(text) > max_atom_chars:
+                    raise ValueError(
+                        f"an atom has {len(text):,} characters, over the cap of "
+                        f"{max_atom_chars}; atoms are short category names"
+                    )
+            stack.extend((value, depth + 1) for value in node.values())
+        else:
+            stack.extend((value, depth + 1) for value in node)
+    if atoms > max_atoms:
+        raise ValueError(f"the answer has {atoms:,} atoms, over the cap of {max_atoms}")
 
 
 class LLMDecomposer:
@@ -115,6 +248,9 @@ class LLMDecomposer:
     unreachable model is an operational error the caller must see, not a bad answer.
     ``min_grounding`` is the share of each atom's content words that must come from the
     query (``None`` turns the check off); cached answers are checked too.
+    ``max_query_chars`` bounds the query (past it :class:`~logic_rag.query.rules.QueryTooLargeError`
+    before the model is asked); ``max_answer_chars``, ``max_depth``, ``max_atoms`` and
+    ``max_atom_chars`` bound an answer (past them it is invalid: retried, then the fallback).
     """
 
     source = "llm"
@@ -130,6 +266,11 @@ class LLMDecomposer:
         retries: int = 1,
         prompt_template: str = PROMPT_TEMPLATE,
         min_grounding: float | None = DEFAULT_MIN_SHARE,
+        max_query_chars: int | None = MAX_QUERY_CHARS,
+        max_answer_chars: int = MAX_ANSWER_CHARS,
+        max_depth: int = MAX_ANSWER_DEPTH,
+        max_atoms: int = MAX_QUERY_ATOMS,
+        max_atom_chars: int = MAX_ATOM_CHARS,
     ) -> None:
         if not callable(generate):
             raise TypeError("generate must be a callable taking a prompt and returning text")
@@ -140,6 +281,22 @@ class LLMDecomposer:
         if min_grounding is not None and not 0.0 <= min_grounding <= 1.0:
             raise ValueError(f"min_grounding must be in [0, 1] or None, got {min_grounding}")
         self.min_grounding = min_grounding
+        caps = {
+            "max_answer_chars": max_answer_chars,
+            "max_depth": max_depth,
+            "max_atoms": max_atoms,
+            "max_atom_chars": max_atom_chars,
+        }
+        if max_query_chars is not None:
+            caps["max_query_chars"] = max_query_chars
+        for name, value in caps.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.max_query_chars = max_query_chars
+        self.max_answer_chars = max_answer_chars
+        self.max_depth = max_depth
+        self.max_atoms = max_atoms
+        self.max_atom_chars = max_atom_chars
         import jsonschema  # lazy: only this decomposer needs it
 
         self._validator = jsonschema.Draft202012Validator(QUERY_JSON_SCHEMA)
@@ -195,7 +352,7 @@ class LLMDecomposer:
         a sibling implies removed (:func:`~logic_rag.query.redundancy.drop_implied_conjuncts`:
         small models turn "Dave Eggers books" into ``Dave Eggers books AND books``).
         """
-        key = _cache_key(require_text(text))
+        key = _cache_key(check_query_chars(require_text(text), self.max_query_chars))
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None and not self._ungrounded(cached.query, key):
@@ -239,13 +396,27 @@ class LLMDecomposer:
         return ungrounded_atoms(query, text, self.min_grounding)
 
     def _parse(self, answer: str) -> LogicalQuery:
+        if len(answer) > self.max_answer_chars:
+            raise ValueError(
+                f"the answer has {len(answer):,} characters, over the cap of "
+                f"{self.max_answer_chars:,}; answer with the JSON only"
+            )
         obj = extract_json(answer)
+        self._check_shape(obj)
         errors = sorted(self._validator.iter_errors(obj), key=lambda e: list(e.path))
         if errors:
             err = errors[0]
             where = "$" + "".join(f"[{p!r}]" for p in err.path)
             raise ValueError(f"JSON does not match the schema at {where}: {err.message}")
         return from_json(obj)
+
+    def _check_shape(self, obj: Any) -> None:
+        check_answer_shape(
+            obj,
+            max_depth=self.max_depth,
+            max_atoms=self.max_atoms,
+            max_atom_chars=self.max_atom_chars,
+        )
 
     def _load_cache(self, path: Path) -> None:
         with path.open(encoding="utf-8") as handle:
@@ -259,6 +430,7 @@ class LLMDecomposer:
                     text = row["text"]
                     if not isinstance(text, str) or not text.strip():
                         raise ValueError("'text' must be a non-empty string")
+                    self._check_shape(row["query"])
                     self._validator.validate(row["query"])
                     entry = Decomposition(
                         from_json(row["query"]), float(row["confidence"]), str(row["source"])
