@@ -538,6 +538,38 @@ def _cmd_fit_cascade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_adapt(args: argparse.Namespace) -> int:
+    # Imported here: importing logic_rag (or the CLI) must not import finetune code.
+    from logic_rag.finetune.adapt import AdaptSettings, adapt
+
+    settings = AdaptSettings(
+        max_pairs=args.max_pairs,
+        yes_threshold=args.yes_threshold,
+        loss=args.loss,
+        max_steps=args.max_steps,
+        verifier_max_steps=args.max_steps,
+        seed=args.seed,
+    )
+    result = adapt(
+        args.index_dir,
+        args.out,
+        queries=args.queries,
+        verifier=args.verifier,
+        settings=settings,
+        progress=not args.quiet,
+    )
+    labels = result.phases.get("labels", {})
+    composed = result.phases.get("composed", {})
+    print(
+        f"adapted: {labels.get('pairs_planned', '?')} pairs labelled by {args.verifier}, "
+        f"{composed.get('queries', '?')} training queries; wrote {result.model}, "
+        f"{result.verifier}, {result.calibration} and {result.card}. Use them with "
+        f"`logic-rag index --model {result.model}` and "
+        f"`--verifier cross-encoder:{result.verifier}`"
+    )
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from logic_rag.evals.demo import run_demo
 
@@ -999,6 +1031,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default="quality", help=argparse.SUPPRESS)
     _add_verifier_flags(p)
     p.set_defaults(func=_cmd_fit_cascade)
+
+    p = sub.add_parser(
+        "adapt",
+        help="adapt the retriever to an index's corpus with an LLM as teacher (no labels)",
+        description="Label (constraint, page) pairs with an LLM, compose AND / OR / NOT "
+        "training sets by set algebra, and train a bi-encoder (OUT/model), a cross-encoder "
+        "verifier (OUT/verifier) and a calibration (OUT/calibration.json). Resumable: rerun "
+        "the same command after an interruption.",
+    )
+    p.add_argument("index_dir", help="index folder (`logic-rag index`)")
+    p.add_argument("--out", required=True, help="run folder (new, or an earlier run to resume)")
+    p.add_argument(
+        "--queries",
+        default=None,
+        help="a log of questions (JSONL with 'query', or one per line); without it the "
+        "teacher names categories for sampled pages",
+    )
+    p.add_argument(
+        "--verifier",
+        default="llm:qwen2.5-1.5b",
+        help="the teacher: a verifier spec (default llm:qwen2.5-1.5b; llm:vllm:PATH, "
+        "llm:openai:URL#MODEL)",
+    )
+    p.add_argument(
+        "--max-pairs",
+        type=_positive_int,
+        default=4000,
+        help="cost bound: (atom, page) pairs the teacher labels (default 4000, about two "
+        "hours of Qwen2.5-1.5B on 2 CPU cores)",
+    )
+    p.add_argument(
+        "--yes-threshold",
+        type=float,
+        default=0.5,
+        help="P(yes) at which a pair counts as a member (default 0.5)",
+    )
+    p.add_argument("--loss", choices=["supcon", "logicol"], default="supcon")
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=-1,
+        help="training steps of the bi-encoder and of the verifier (default: one epoch)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_adapt)
 
     p = sub.add_parser("models", help="list the offline model registry")
     p.add_argument(
