@@ -71,7 +71,14 @@ from logic_rag.index.passages import (
 )
 from logic_rag.index.store import check_out_dir, file_sha256, write_folder
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "ResumeMismatchError", "stream_index", "work_folder"]
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "ResumeMismatchError",
+    "CorpusChangedError",
+    "stream_index",
+    "work_folder",
+    "discard_stale_build",
+]
 
 #: Documents per chunk: ~10 sentences each, so ~100k vectors (300 MB float32 at 768-d)
 #: in memory at a time, and a kill loses at most a few minutes of encoding.
@@ -90,6 +97,10 @@ _OURS = re.compile(
 
 class ResumeMismatchError(LogicRagError, ValueError):
     """An interrupted build's work folder was made from other inputs than this run's."""
+
+
+class CorpusChangedError(ResumeMismatchError):
+    """The corpus file changed while it was being indexed: its chunks mix two versions."""
 
 
 def work_folder(out_dir: str | os.PathLike[str]) -> Path:
@@ -132,6 +143,12 @@ def stream_index(
     if not corpus_file.is_file():
         raise FileNotFoundError(f"{corpus_file}: no such corpus file")
     resolved = detect_format(source) if format == "auto" else format
+    # One reading pass before the model loads: a malformed line (invalid JSON, nested too
+    # deep, longer than the line limit) fails in seconds with file:line, not after every
+    # chunk before it was embedded (issue 42 item 6). Parsing is a small part of the time
+    # encoding takes.
+    for _document in iter_documents(source, resolved):
+        pass
     encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
     settings = {
         "format": resolved,
@@ -166,9 +183,68 @@ def stream_index(
             say(f"chunk {number + 1}: {builder.documents:,} documents committed")
         if not record["chunks"]:
             raise CorpusFormatError(corpus_file, None, "holds no documents")
+        _check_unchanged(corpus_file, inputs["corpus"], work)
         written = _join(work, record, encoder, settings, out, index_options)
     shutil.rmtree(work, ignore_errors=True)
     return written
+
+
+def _check_unchanged(corpus: Path, recorded: dict[str, Any], work: Path) -> None:
+    """Refuse to join when the corpus no longer has the bytes hashed when the build began.
+
+    The chunks were read while the file was being written (an editor saving in place keeps
+    the inode), so they may hold two versions of it: joining them gave an index mixing both,
+    exit 0 (issue 42 item 11). Re-hashing costs one read of the corpus, next to hours of
+    encoding. The committed chunks stay (their record names the old hash), so the next run
+    refuses to resume them and says to pass ``--restart``.
+    """
+    try:
+        now = {"bytes": corpus.stat().st_size, "sha256": file_sha256(corpus)}
+    except OSError as exc:
+        raise CorpusChangedError(
+            f"{corpus} cannot be read again to check it did not change during the build "
+            f"({exc.strerror or exc}); nothing was written"
+        ) from None
+    if now != {"bytes": recorded.get("bytes"), "sha256": recorded.get("sha256")}:
+        raise CorpusChangedError(
+            f"{corpus} changed while it was being indexed ({recorded.get('bytes')} -> "
+            f"{now['bytes']} bytes, SHA-256 {_shown(recorded.get('sha256'))} -> "
+            f"{_shown(now['sha256'])}); its chunks would mix two versions, so nothing was "
+            f"written. Run again with --restart (restart=True) once the file is final"
+        )
+
+
+def discard_stale_build(out_dir: str | os.PathLike[str]) -> bool:
+    """Remove the work folder of an interrupted chunked build of ``out_dir``, if no build
+    holds it; returns whether it was removed.
+
+    Called after a plain (in-memory) build wrote ``out_dir``: that index supersedes the
+    interrupted one, and a work folder left behind made every later chunked build of the
+    same output refuse to start until ``--restart`` (issue 42 item 15). Only the names a
+    build writes are deleted; a folder holding anything else, or locked by a running
+    build, is left alone.
+    """
+    work = work_folder(out_dir)
+    if work.is_symlink() or not work.is_dir():
+        return False
+    if any(not _OURS.fullmatch(entry.name) for entry in work.iterdir()):
+        return False
+    try:
+        lock = open(work / _LOCK_FILE, "a")  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a build is running: it will replace the output itself
+        for entry in work.iterdir():
+            if entry.name != _LOCK_FILE:
+                entry.unlink()
+        (work / _LOCK_FILE).unlink()
+    with contextlib.suppress(OSError):
+        work.rmdir()
+    return not work.exists()
 
 
 # ------------------------------------------------------------------------------ progress
