@@ -21,6 +21,7 @@ Safety rules of the format (version 2):
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -29,7 +30,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -44,6 +45,7 @@ __all__ = [
     "file_sha256",
     "check_name",
     "is_index_folder",
+    "has_index_manifest",
     "check_out_dir",
     "recover_leftovers",
     "write_folder",
@@ -155,6 +157,13 @@ def is_index_folder(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a folder written by :func:`write_folder` and holds nothing else."""
     folder = Path(path)
     return folder.is_dir() and not folder.is_symlink() and _ours(folder)[0]
+
+
+def has_index_manifest(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` holds a logic-rag index manifest, whatever else it holds (an
+    index that someone wrote other files into still is one, for refusing to write there)."""
+    manifest = _load_manifest_json(Path(path) / MANIFEST_NAME)
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT_NAME
 
 
 def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
@@ -318,16 +327,45 @@ def write_folder(
         full = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **body, "files": files}
         atomic_write_json(tmp / MANIFEST_NAME, full)
         old = None
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.replace(out, old)
-        os.replace(tmp, out)
+        with _swap_lock(out.parent):
+            if out.exists() or out.is_symlink():
+                # Another save may have swapped in its folder since check_out_dir: it
+                # must still be ours (or empty) to be replaced.
+                check_out_dir(out)
+                old = out.with_name(f".{out.name}.old-{os.getpid()}")
+                os.replace(out, old)
+            os.replace(tmp, out)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+@contextlib.contextmanager
+def _swap_lock(parent: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``parent`` (the folder the swap renames in) for the two
+    renames of a save.
+
+    Without it two processes saving to one ``--out`` interleaved their renames: one moved
+    the other's new folder aside, or renamed its own onto a folder that had just appeared
+    ("Directory not empty", ``FileNotFoundError``; 3 of 800 saves, issue 42 item 14). The
+    lock is taken on the parent folder's own descriptor, so nothing is left behind, and
+    only around the renames (milliseconds), so concurrent saves all succeed and the last
+    one wins, as with one writer. A file system without ``flock`` on folders gets no lock.
+    """
+    try:
+        fd = os.open(parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 # ----------------------------------------------------------------------------------- read
