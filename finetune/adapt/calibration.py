@@ -44,8 +44,10 @@ def isotonic_fit(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Non-decreasing least-squares fit of ``y`` on ``x`` by pool adjacent violators.
 
-    Returns ``(knots_x, knots_y)``: one knot per pooled block (its mean x and fitted y), for
-    :func:`numpy.interp`. Ties in ``x`` are pooled first, so equal inputs map to one value.
+    Returns ``(knots_x, knots_y)`` for :func:`numpy.interp`: the first and last input of
+    every pooled block with the block's fitted value, so that each observed input maps to
+    exactly its fitted value (as scikit-learn's ``IsotonicRegression.predict`` does) and
+    values between blocks are interpolated. Ties in ``x`` are pooled first.
     """
     xs = np.asarray(x, dtype=np.float64)
     ys = np.asarray(y, dtype=np.float64)
@@ -54,23 +56,24 @@ def isotonic_fit(
         raise ValueError("x, y and weights must be 1-d arrays of the same non-zero length")
     order = np.argsort(xs, kind="stable")
     xs, ys, ws = xs[order], ys[order], ws[order]
-    # Pool ties in x first.
-    uniq, start = np.unique(xs, return_index=True)
+    uniq, start = np.unique(xs, return_index=True)  # ties pooled first
     sums_w = np.add.reduceat(ws, start)
     sums_y = np.add.reduceat(ws * ys, start)
-    sums_x = np.add.reduceat(ws * xs, start)
-    blocks: list[list[float]] = []  # [weight, weighted y sum, weighted x sum]
-    for w, sy, sx in zip(sums_w.tolist(), sums_y.tolist(), sums_x.tolist(), strict=True):
-        blocks.append([w, sy, sx])
+    blocks: list[list[float]] = []  # [weight, weighted y sum, first x, last x]
+    for w, sy, ux in zip(sums_w.tolist(), sums_y.tolist(), uniq.tolist(), strict=True):
+        blocks.append([w, sy, ux, ux])
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][0] >= blocks[-1][1] / blocks[-1][0]:
-            w2, sy2, sx2 = blocks.pop()
+            w2, sy2, _, last = blocks.pop()
             blocks[-1][0] += w2
             blocks[-1][1] += sy2
-            blocks[-1][2] += sx2
-    del uniq
-    knots_x = np.array([b[2] / b[0] for b in blocks])
-    knots_y = np.array([b[1] / b[0] for b in blocks])
-    return knots_x, knots_y
+            blocks[-1][3] = last
+    knots_x: list[float] = []
+    knots_y: list[float] = []
+    for w, sy, first, last in blocks:
+        for value in (first, last) if last > first else (first,):
+            knots_x.append(value)
+            knots_y.append(sy / w)
+    return np.array(knots_x), np.array(knots_y)
 
 
 def brier(p: np.ndarray, y: np.ndarray) -> float:
