@@ -30,6 +30,7 @@ __all__ = [
     "run_eval_quest",
     "write_outputs",
     "print_table",
+    "check_out_folder",
 ]
 
 
@@ -147,6 +148,7 @@ def run_eval_quest(
         raise ValueError(
             f"missing_gold must be one of {', '.join(MISSING_GOLD_POLICIES)}, got {missing_gold!r}"
         )
+    check_out_folder(out, index)
     queries_path = Path(queries)
     loaded = load_quest_queries(queries_path)
     if atoms is None and (queries_path.parent / "atoms.jsonl").is_file():
@@ -189,6 +191,34 @@ def run_eval_quest(
         extra["config"] = {k: str(v) for k, v in config.items()}
     write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
     return results
+
+
+def check_out_folder(out: str | os.PathLike[str], index: str | os.PathLike[str] | None) -> None:
+    """Refuse an ``--out`` that is, or lies inside, an index folder, before any work.
+
+    Results written into an index folder (``results.json`` beside its manifest) made it a
+    folder that is no longer only an index, so it refused to be rebuilt, and the next
+    load saw unlisted files (issue 42 item 16). An ``--index`` that would be written is
+    checked too (an existing folder that is not an index), so a long build is not lost at
+    the save.
+    """
+    from logic_rag.index.store import MANIFEST_NAME, check_out_dir, has_index_manifest
+
+    target = Path(os.path.realpath(out))  # "idx/../idx" and links name the index too
+    folders = [target, *target.parents]
+    if index is not None and Path(os.path.realpath(index)) in folders:
+        raise ValueError(
+            f"--out {out} is the index folder {index} or lies inside it; results would be "
+            f"written into the index. Choose another --out"
+        )
+    for folder in folders:
+        if has_index_manifest(folder):
+            raise ValueError(
+                f"--out {out} is the index folder {folder} or lies inside it; results would "
+                f"be written into the index. Choose another --out"
+            )
+    if index is not None and not Path(index, MANIFEST_NAME).is_file():
+        check_out_dir(index)
 
 
 def write_outputs(
