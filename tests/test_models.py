@@ -359,3 +359,85 @@ def test_the_packaged_minilm_is_checked_against_its_pin(monkeypatch) -> None:
     )
     with pytest.raises(weights.WeightsIntegrityError, match="altered"):
         resolve_model("minilm")
+
+
+# ------------------------------------------------------------------ provenance (issue 43)
+
+
+def _listing(capsys: pytest.CaptureFixture[str], *flags: str) -> str:
+    from logic_rag.cli import main
+
+    assert main(["models", *flags]) == 0
+    return capsys.readouterr().out
+
+
+def test_every_registry_entry_states_its_provenance() -> None:
+    for spec in MODELS.values():
+        if spec.alias_of:
+            assert spec.alias_of in MODELS and "deprecated alias" in spec.description
+            continue
+        assert spec.published != "not recorded" and spec.licence != "not recorded", spec.name
+        assert spec.packages and spec.pinned, spec.name
+        for pin in spec.pinned.values():
+            assert len(pin.sha256) == 64 and int(pin.sha256, 16) >= 0
+
+
+def test_each_printed_sha256_matches_the_installed_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`logic-rag models` prints, for every short name, published model, revision, licence,
+    packages, SHA-256 per weight file and where it is installed; every SHA-256 it prints
+    for an installed model is the hash of the file on disk."""
+    import json
+    import re
+
+    from logic_rag.weights import sha256_file
+
+    rows = json.loads(_listing(capsys, "--json"))
+    assert {r["name"] for r in rows} == set(MODELS)
+    text = _listing(capsys)
+    blocks = re.split(r"\n(?=\S)", text.strip())
+    by_name = {block.split()[0]: block for block in blocks}
+    checked = 0
+    for row in rows:
+        block = by_name[row["name"]]
+        if "alias_of" in row:
+            assert f"deprecated alias of {row['alias_of']}" in block
+            continue
+        for label in ("published", "revision", "licence", "packages", "sha256", "installed"):
+            assert re.search(rf"^    {label} ", block, re.M), (row["name"], label)
+        printed = dict(
+            (m.group(2), m.group(1))
+            for m in re.finditer(r"^    (?:sha256)?\s+([0-9a-f]{64})  (\S+)$", block, re.M)
+        )
+        assert printed == {f["file"]: f["sha256"] for f in row["files"]}, row["name"]
+        if not row["installed"]:
+            assert "installed  no: pip install" in block or "--fetch" in block
+            continue
+        assert f"installed  {row['path']}" in block
+        for f in row["files"]:
+            assert sha256_file(Path(row["path"]) / f["file"]) == printed[f["file"]], f
+            checked += 1
+    assert checked >= 2  # minilm and splade-tiny come with the base install
+
+
+def test_old_qwen_names_stay_as_aliases(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from logic_rag.models import ALIASES, ResolvedModel
+
+    assert ALIASES == {"qwen2.5-1.5b": "qwen2.5-coder-1.5b", "qwen2.5-0.5b": "qwen2.5-coder-0.5b"}
+    for old, new in ALIASES.items():
+        assert MODELS[old].locate is MODELS[new].locate
+        assert MODELS[old].pinned == MODELS[new].pinned
+    found = ResolvedModel("qwen2.5-coder-1.5b", tmp_path, "generator", gguf_file="m.gguf")
+    monkeypatch.setitem(
+        MODELS, "qwen2.5-1.5b", replace(MODELS["qwen2.5-1.5b"], locate=lambda: found)
+    )
+    monkeypatch.setitem(
+        MODELS, "qwen2.5-coder-1.5b", replace(MODELS["qwen2.5-coder-1.5b"], locate=lambda: found)
+    )
+    # The name asked for stays the model's name (caches and reports keyed by it still match).
+    assert resolve_model("qwen2.5-1.5b").name == "qwen2.5-1.5b"
+    assert resolve_model("qwen2.5-coder-1.5b").name == "qwen2.5-coder-1.5b"
+    assert resolve_model("qwen2.5-1.5b").path == tmp_path
