@@ -20,7 +20,7 @@ from tests.hostile.test_cli_hostile import CLI, DOCS, assert_user_error, write_j
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> CLI:
-    return CLI(tmp_path_factory.mktemp("round3"))
+    return CLI(tmp_path_factory.mktemp("exit_codes"))
 
 
 def test_d32_09_a_milvus_lite_file_held_by_another_process(run, tmp_path):
