@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_DEADLINE",
     "check_choices",
     "check_deadline",
+    "check_logprob",
     "default_deadline",
     "set_default_deadline",
     "check_generate_args",
@@ -376,15 +377,45 @@ def distinct_first_tokens(choices: Sequence[str], first_tokens: Sequence[str]) -
     return list(first_tokens)
 
 
+#: How far above 0 a logprob may be and still be read as 0: float rounding in a log-softmax
+#: can leave the most likely token a hair above 0; anything more is not a log-probability.
+LOGPROB_TOLERANCE = 1e-3
+
+
+def check_logprob(value: object, token: object = None) -> float:
+    """``value`` as a log-probability: a real number (not a bool, not a string), not NaN,
+    at most :data:`LOGPROB_TOLERANCE` above 0 (clipped to 0); ``-inf`` (impossible) is
+    kept. ``ValueError`` otherwise, naming ``token``: +50 or 10^400 (read as infinity) is
+    no probability, and scoring with it would rank a choice above certainty."""
+    what = f" of token {token!r}" if token is not None else ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"the logprob{what} is {value!r}, not a number")
+    number = float(value)
+    if math.isnan(number) or number > LOGPROB_TOLERANCE:
+        raise ValueError(f"the logprob{what} is {number!r}, not a log-probability (<= 0)")
+    return min(number, 0.0)
+
+
 def logprobs_from_top(top: Sequence[tuple[str, float]], keys: Sequence[str]) -> np.ndarray:
     """One row of :meth:`ScoresChoices.choice_logprobs` from a top-N list of first tokens.
 
     ``top`` holds ``(decoded token, logprob)`` pairs; ``keys`` the stripped first tokens of
     the choices. Tokens that strip to the same key are added (log-sum-exp); a key with no
-    token gets the floor ``min(returned logprobs) - FLOOR_MARGIN``.
+    token gets the floor ``min(returned logprobs) - FLOOR_MARGIN``. A token that is not a
+    string or a logprob that is not one (:func:`check_logprob`) raises
+    :class:`GeneratorError`: the backend answered something no model gives.
     """
     import numpy as np
 
+    checked: list[tuple[str, float]] = []
+    for token, lp in top:
+        if not isinstance(token, str):
+            raise GeneratorError(f"the backend returned a token that is not a string: {token!r}")
+        try:
+            checked.append((token, check_logprob(lp, token)))
+        except ValueError as exc:
+            raise GeneratorError(f"the backend returned a bad logprob: {exc}") from None
+    top = checked
     finite = [float(lp) for _, lp in top if math.isfinite(float(lp))]
     if not finite:
         raise GeneratorError("the backend returned no finite first-token logprobs")

@@ -20,6 +20,7 @@ import contextlib
 import http.client
 import json
 import os
+import reprlib
 import signal
 import socket
 import subprocess
@@ -43,6 +44,7 @@ from logic_rag.generators.base import (
     check_choices,
     check_deadline,
     check_generate_args,
+    check_logprob,
     default_deadline,
     logprobs_from_top,
 )
@@ -115,9 +117,11 @@ def is_unreachable(exc: BaseException) -> bool:
 
 
 class ServerAnswerError(GeneratorError):
-    """A server answered, but not usefully: a 5xx status, a body that is not the expected
-    JSON, or one larger than the size cap. Another replica may answer well, so the pool
-    moves the request on (a 4xx is the request's fault and is not moved)."""
+    """A server answered, but not usefully: a 5xx or 3xx status, a reply that is not HTTP/1.x
+    (a garbage status line, an oversized or excessive header, a bad chunk size), a body
+    that is not the expected JSON (nested too deep to decode included), or one larger than
+    the size cap. Another replica may answer well, so the pool moves the request on (a 4xx
+    is the request's fault and is not moved)."""
 
 
 class DeadlineError(GeneratorError, TimeoutError):
@@ -158,9 +162,11 @@ def request_json(
     ``deadline`` is a :func:`time.monotonic` time by which the whole answer must have
     arrived: a watchdog shuts the socket at that moment, so a server that trickles bytes
     cannot hold the call (``timeout`` still bounds each single read). Raises
-    :class:`DeadlineError` past the deadline, :class:`ServerAnswerError` for a 5xx, a body
-    over ``max_bytes`` or one that is not JSON, :class:`GeneratorError` for a 4xx, and
-    ``OSError`` when the server cannot be reached.
+    :class:`DeadlineError` past the deadline (decoding the body counts: it is checked
+    again after), :class:`ServerAnswerError` for a 5xx, a 3xx (redirects are not
+    followed: a replica that sends one is misconfigured), a reply that breaks HTTP/1.x,
+    a body over ``max_bytes`` or one that is not JSON, :class:`GeneratorError` for a 4xx,
+    and ``OSError`` when the server cannot be reached.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -203,10 +209,18 @@ def request_json(
         if fired.is_set() or deadline - time.monotonic() <= 0:
             raise DeadlineError(f"{url}: no complete answer before the deadline")
         status = response.status
-    except OSError as exc:
+    except (OSError, http.client.HTTPException, ValueError) as exc:
         if fired.is_set() or deadline - time.monotonic() <= 0:
             raise DeadlineError(f"{url}: no complete answer before the deadline") from exc
-        raise
+        if isinstance(exc, OSError):
+            raise
+        # http.client's own errors (BadStatusLine for garbage or an HTTP/0.9 reply,
+        # LineTooLong, "got more than 100 headers") and a bad chunk size (ValueError):
+        # the server answered, but not in HTTP/1.x
+        raise ServerAnswerError(
+            f"{url} sent a reply that is not valid HTTP/1.x "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+        ) from None
     finally:
         watchdog.cancel()
         connection.close()
@@ -217,13 +231,31 @@ def request_json(
     if status >= 400:
         detail = data[:500].decode(errors="replace")
         raise GeneratorError(f"{url} answered {status}: {detail}")
-    try:
-        return json.loads(data)
-    except ValueError:
+    if not 200 <= status < 300:
+        where = response.getheader("Location")
         raise ServerAnswerError(
-            f"{url} answered {status} with a body that is not JSON: "
+            f"{url} answered {status}"
+            + (f" (a redirect to {where[:200]!r}, not followed)" if where else "")
+            + "; point the generator at the server itself"
+        )
+    try:
+        answer = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else "not JSON"
+        raise ServerAnswerError(
+            f"{url} answered {status} with a body that is {why}: "
             f"{data[:120].decode(errors='replace')!r}"
         ) from None
+    if deadline - time.monotonic() <= 0:
+        raise DeadlineError(f"{url}: the answer was decoded only after the deadline")
+    return answer
+
+
+def _preview(answer: Any) -> str:
+    """A short repr of a decoded answer, safe for any nesting (for error messages)."""
+    short = reprlib.Repr()
+    short.maxlevel, short.maxstring, short.maxother = 4, 80, 80
+    return short.repr(answer)[:200]
 
 
 @dataclass
@@ -447,7 +479,7 @@ class OpenAIGenerator:
             except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
                 raise ServerAnswerError(
                     f"{url}{path} answered JSON without the expected fields "
-                    f"({type(exc).__name__}: {exc}): {str(answer)[:200]}"
+                    f"({type(exc).__name__}: {exc}): {_preview(answer)}"
                 ) from None
 
         try:
@@ -531,17 +563,37 @@ def _message_content(answer: Any) -> str:
 
 def _first_token_logprobs(answer: Any) -> list[tuple[str, float]]:
     """The first token's top alternatives (the sampled token included) from an answer
-    with ``logprobs``; missing fields mean the server does not support them."""
+    with ``logprobs``; missing fields mean the server does not support them.
+
+    Every token must be a string and every logprob a number no model gives out of range
+    (not NaN, not positive): an integer token, a logprob of 10^400 (read as infinity) or
+    +50 is a bad answer that moves to the next replica (``ValueError`` here), not a
+    traceback or a score (issue 42 items 4 and 19).
+    """
     try:
         first = answer["choices"][0]["logprobs"]["content"][0]
     except (KeyError, IndexError, TypeError) as exc:
         raise ValueError(
             "the server returned no logprobs (does it support `logprobs`/`top_logprobs`?)"
         ) from exc
-    top = [(t["token"], float(t["logprob"])) for t in first.get("top_logprobs") or []]
-    if first["token"] not in {token for token, _ in top}:
-        top.append((first["token"], float(first["logprob"])))
+    listed = first.get("top_logprobs") or []
+    if not isinstance(listed, list):
+        raise ValueError(f"top_logprobs is a {type(listed).__name__}, not a list")
+    top = [_checked_pair(t) for t in listed]
+    sampled = _checked_pair(first)
+    if sampled[0] not in {token for token, _ in top}:
+        top.append(sampled)
     return top
+
+
+def _checked_pair(entry: Any) -> tuple[str, float]:
+    """``(token, logprob)`` of one logprobs entry, or ``ValueError`` naming what is wrong."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"a logprobs entry is a {type(entry).__name__}, not an object")
+    token, value = entry.get("token"), entry.get("logprob")
+    if not isinstance(token, str):
+        raise ValueError(f"a logprobs token is {_preview(token)}, not a string")
+    return token, check_logprob(value, token)
 
 
 @dataclass(frozen=True)
