@@ -199,7 +199,7 @@ def check(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, 
             batch = SearchBatch([state], k=20)
             ctx = SearchContext(config.resources)
             config.pipeline("quality")(batch, ctx)
-            rows, values = state.info["_cascade_values"]
+            rows, values = state.trace["cascade_values"]
             atoms = state.plan.atoms
             cand = state.candidates
             # The reference: the LLM on every eligible pair of the same candidates.

@@ -198,21 +198,35 @@ class CandidateReranker:
             config_from(config), calibration, verifier, truth_weight
         )
         self.strategy = strategy
-        self.pipeline()  # an unknown strategy, or one that needs SPLADE, fails here
+        # Built once (an unknown strategy, or one that needs SPLADE, fails here): its
+        # verifiers load their models once and keep their pair caches across calls.
+        self._template = self._build_template()
         self.cache = CandidateEmbeddingCache(cache_size)
         self.decomposer = decomposer_from(decomposer)
         self.decomposer_spec = decomposer if isinstance(decomposer, str) else None
         self.passages = bool(passages)
         self.encoder = _engine.resolve_encoder(default_dense_model() if model is None else model)
 
-    def pipeline(self, scores: Sequence[float | None] | None = None) -> Pipeline:
-        """The stages one call runs (``scores``: the incoming scores, or None)."""
+    def _build_template(self) -> Pipeline:
         from logic_rag.candidates.given import GivenCandidates
         from logic_rag.strategies import pipeline_over_candidates
 
-        given = None if scores is None else tuple(None if s is None else float(s) for s in scores)
         return pipeline_over_candidates(
-            self.strategy, self.config, GivenCandidates(given), calibration=self.calibration
+            self.strategy, self.config, GivenCandidates(None), calibration=self.calibration
+        )
+
+    def pipeline(self, scores: Sequence[float | None] | None = None) -> Pipeline:
+        """The stages one call runs (``scores``: the incoming scores, or None): the
+        strategy's pipeline, built once, with this call's scores in its given source."""
+        from logic_rag.candidates.given import GivenCandidates
+        from logic_rag.pipeline.stage import Pipeline
+
+        if scores is None:
+            return self._template
+        given = tuple(None if s is None else float(s) for s in scores)
+        return Pipeline(
+            replace(s, scores=given) if isinstance(s, GivenCandidates) else s
+            for s in self._template
         )
 
     @property

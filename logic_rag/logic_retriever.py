@@ -444,7 +444,11 @@ class LogicRetriever:
         chosen = _check_strategy(strategy or self.strategy, self.sparse is not None)
         if isinstance(chosen, Stage):
             return chosen if isinstance(chosen, Pipeline) else Pipeline((chosen,))
-        return pipeline_of(chosen, self.config)
+        # Built once per strategy and config for these indexes: the verifiers it holds
+        # (an LLM, a cross-encoder) load their models once and keep their pair caches.
+        return self.resources.loaded(
+            ("pipeline", chosen, repr(self.config)), lambda: pipeline_of(chosen, self.config)
+        )
 
     # ------------------------------------------------------------------ search
     def search(
@@ -491,25 +495,40 @@ class LogicRetriever:
             ids = np.concatenate([ids, state.tail[0]])
             scores = np.concatenate([scores, state.tail[1]])
         hits = make_hits(self.documents, scores.astype(np.float32), ids)
+        relative = state.info.get("calibration") == "candidates"
         if state.probs is not None:
+            sources = state.pair_source
             for hit, j in zip(hits, order.tolist(), strict=False):
-                self._annotate(hit, state.plan, state.probs[:, j])
+                by = None if sources is None else sources[:, j]
+                self._annotate(hit, state.plan, state.probs[:, j], by, relative)
         if state.set_aside is not None and state.set_aside[1] is not None:
             # Candidates a Cutoff set aside keep the evidence they had before the cut.
             aside_rows, aside_probs = state.set_aside
             where = {row: j for j, row in enumerate(aside_rows.tolist())}
             for hit, row in zip(hits[len(order) :], ids[len(order) :].tolist(), strict=False):
                 if row in where:
-                    self._annotate(hit, state.plan, aside_probs[:, where[row]])
+                    self._annotate(hit, state.plan, aside_probs[:, where[row]], None, relative)
         return self._finish(state, hits)
 
-    def _annotate(self, hit: Hit, plan: QueryPlan, probs: np.ndarray) -> None:
-        for atom, p in zip(plan.atoms, probs.tolist(), strict=True):
+    def _annotate(
+        self,
+        hit: Hit,
+        plan: QueryPlan,
+        probs: np.ndarray,
+        sources: np.ndarray | None,
+        relative: bool,
+    ) -> None:
+        rule = self.config.verdicts
+        for i, (atom, p) in enumerate(zip(plan.atoms, probs.tolist(), strict=True)):
             is_neg = atom in plan.negated
             degree = 1.0 - p if is_neg else p
             name = _constraint_name(atom, is_neg)
-            hit.constraints[name] = bool(degree >= 0.5)
+            source = str(sources[i]) if sources is not None and sources[i] else "embedding"
+            hit.constraints[name] = rule.verdict(
+                degree, relative=relative and source == "embedding"
+            )
             hit.constraint_scores[name] = round(float(degree), 4)
+            hit.constraint_sources[name] = source
 
     def _finish(self, state: QueryState, hits: list[Hit]) -> list[Hit]:
         plan = state.plan
@@ -518,7 +537,7 @@ class LogicRetriever:
             if plan.decomposition is not None:
                 info["confidence"] = plan.decomposition.confidence
                 info["source"] = plan.decomposition.source
-            info.update({k: v for k, v in state.info.items() if not k.startswith("_")})
+            info.update(state.info)
             for hit in hits:
                 hit.logic = {**info, **hit.logic}
         return hits

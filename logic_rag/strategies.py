@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
-from functools import lru_cache
 from typing import Any, Literal
 
 from logic_rag.candidates.atoms import AtomCandidates
@@ -41,6 +40,7 @@ from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.verifiers.base import Polarity, Verifier, Verify
 from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 from logic_rag.verifiers.spec import make_verifier
+from logic_rag.verifiers.verdicts import VerdictRule
 
 __all__ = [
     "LogicConfig",
@@ -98,28 +98,29 @@ class LogicConfig:
         verifier_weight: share of the second verifier's verdict in each re-checked atom's
             probability, the rest staying the embedding evidence (1 replaces it). The
             QUEST-trained cross-encoder of the README's table was blended at 0.5.
-        quality_recall: ``quality``'s stated target: the share of the result set of the
-            costly verifier checking every pair that the cascade keeps (split over the
-            query's logic; see :mod:`logic_rag.verifiers.cascade`).
-        quality_precision: ``quality``'s per-decision agreement target for the pairs the
-            cheap verifier decides alone.
-        quality_delta: failure probability of those guarantees.
-        quality_top: ``quality`` checks only the best this many candidates by the
-            embedding evidence (a ``Cutoff``; the rest follow in that order); ``None``
-            checks every candidate. The defaults (40, recall 0.8, precision 0.6) were
-            chosen on the QUEST-attr train split for LLM calls per query (see
-            ``docs/experiments/2026-11-27-quality-mode.md``).
-        quality_thresholds: a saved cascade sample (JSON) to reuse, or where to save the
-            one fitted on the first batch; ``None`` fits on the first batch and keeps it
-            in memory for the process.
-        quality_sample: pairs the costly verifier labels when the cascade is fitted.
+        quality_bounds: how ``quality`` bounds a constraint check the LLM has not made:
+            ``hard`` (default: [0, 1]; the top k is exactly what checking every pair of the
+            pool gives) or ``calibrated`` (from ``quality_thresholds``; the same with
+            probability at least ``1 - quality_delta``). See
+            :mod:`logic_rag.verifiers.certified`.
+        quality_max_calls: the most LLM checks ``quality`` makes per query (``None``: until
+            the top k is certified).
+        quality_pool: ``quality`` and ``llm-rerank`` consider only the best this many
+            candidates by the embedding evidence (``None``: every candidate).
+        quality_delta: the failure probability stated with calibrated bounds.
+        quality_thresholds: a labelled sample from ``logic-rag fit-cascade`` (JSON, for
+            this corpus, encoder and LLM); required for calibrated bounds.
         quality_cheap: an extra cheap verifier between the embedding evidence and the
             costly one (e.g. ``cross-encoder:FOLDER``); ``None``: the embedding evidence.
+        llm_rerank_top: the pages ``llm-rerank`` asks the LLM about (one whole-query check
+            each), the best by the same ranking ``quality`` starts from.
         exclude_violations: hard exclusion: a candidate whose negated atom holds with
             p >= this never outranks one that does not (``None``: soft logic only; see
             :mod:`logic_rag.pipeline.exclusion`). Applies to every strategy that checks
             constraints.
         exclusion_mode: ``sink`` (violators go below, still listed) or ``drop``.
+        verdicts: where a constraint's degree becomes ✓ / ✗ / ? in a hit's explanation
+            (:class:`~logic_rag.verifiers.verdicts.VerdictRule`); the ranking ignores it.
         llm_deadline_s: overall time limit, in seconds, of each request that an LLM
             verifier named here by spec (``verifier``, ``quality_cheap``, ``quality``'s
             default) sends to a generator server (``llm:openai:URL#MODEL``): every try,
@@ -147,16 +148,17 @@ class LogicConfig:
     verifier_atoms: Polarity = "positive"
     verifier_top: int | None = None
     verifier_weight: float = 1.0
-    quality_recall: float = 0.8
-    quality_precision: float = 0.6
-    quality_top: int | None = 40
+    quality_bounds: Literal["hard", "calibrated"] = "hard"
+    quality_max_calls: int | None = 60
+    quality_pool: int | None = None
     quality_delta: float = 0.1
     quality_thresholds: str | None = None
-    quality_sample: int = 300
     quality_cheap: str | Verifier | None = None
+    llm_rerank_top: int = 40
     exclude_violations: float | None = None
     exclusion_mode: ExclusionMode = "sink"
     llm_deadline_s: float | None = None
+    verdicts: VerdictRule = VerdictRule()
 
     def __post_init__(self) -> None:
         if self.llm_deadline_s is not None:
@@ -171,14 +173,21 @@ class LogicConfig:
             raise ValueError("exclude_violations must be in (0, 1] (or None to keep soft logic)")
         if self.exclusion_mode not in ("sink", "drop"):
             raise ValueError("exclusion_mode must be 'sink' or 'drop'")
-        if not 0.0 < self.quality_recall <= 1.0 or not 0.0 <= self.quality_precision <= 1.0:
-            raise ValueError("quality_recall must be in (0, 1] and quality_precision in [0, 1]")
+        if self.quality_bounds not in ("hard", "calibrated"):
+            raise ValueError("quality_bounds must be 'hard' or 'calibrated'")
+        if self.quality_bounds == "calibrated" and not self.quality_thresholds:
+            raise ValueError(
+                "quality_bounds='calibrated' needs quality_thresholds: a file from "
+                "`logic-rag fit-cascade` (or keep the default hard bounds)"
+            )
         if not 0.0 < self.quality_delta < 1.0:
             raise ValueError("quality_delta must be in (0, 1)")
-        if self.quality_sample < 1:
-            raise ValueError("quality_sample must be >= 1")
-        if self.quality_top is not None and self.quality_top < 1:
-            raise ValueError("quality_top must be >= 1 (or None for every candidate)")
+        if self.quality_max_calls is not None and self.quality_max_calls < 0:
+            raise ValueError("quality_max_calls must be >= 0 (or None for no limit)")
+        if self.quality_pool is not None and self.quality_pool < 1:
+            raise ValueError("quality_pool must be >= 1 (or None for every candidate)")
+        if self.llm_rerank_top < 1:
+            raise ValueError("llm_rerank_top must be >= 1")
         if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
             raise ValueError("candidates, atom_depth and threshold_rank must be >= 1")
         if self.verify_atom_candidates < 0:
@@ -199,13 +208,15 @@ class LogicConfig:
             raise ValueError("passage_weight must be in [0, 1]")
 
     def spec_verifier(self, spec: str | Verifier) -> Verifier:
-        """The verifier ``spec`` names (one per spec and deadline per process, so its model
-        and pair cache are shared); an ``llm:openai:`` spec gets :attr:`llm_deadline_s`.
-        A verifier object is returned as it is."""
+        """The verifier ``spec`` names, built anew (a retriever builds each strategy's
+        pipeline once and keeps it, so the verifier's model and pair cache live as long
+        as the retriever); an ``llm:openai:`` spec gets :attr:`llm_deadline_s`. A verifier
+        object is returned as it is."""
         if not isinstance(spec, str):
             return spec
-        served = self.llm_deadline_s is not None and _served_llm(spec)
-        return _verifier_of(spec, self.llm_deadline_s if served else None)
+        if self.llm_deadline_s is not None and _served_llm(spec):
+            return make_verifier(spec, generator_options={"deadline": self.llm_deadline_s})
+        return make_verifier(spec)
 
     def embedding_verifier(self) -> EmbeddingVerifier:
         return EmbeddingVerifier(
@@ -229,15 +240,6 @@ class Strategy:
     build: Callable[[LogicConfig], Stage]
     decompose: bool = True
     needs_sparse: bool = False
-
-
-@lru_cache(maxsize=8)
-def _verifier_of(spec: str, deadline: float | None = None) -> Verifier:
-    """One verifier per spec (and server deadline) per process, so its model and pair
-    cache are shared."""
-    if deadline is None:
-        return make_verifier(spec)
-    return make_verifier(spec, generator_options={"deadline": deadline})
 
 
 def _served_llm(spec: str) -> bool:
@@ -282,14 +284,15 @@ def _verify(cfg: LogicConfig) -> Stage:
     )
 
 
-#: The costly verifier of ``quality`` when ``LogicConfig.verifier`` names none.
+#: The costly verifier of ``quality`` and ``llm-rerank`` when ``LogicConfig.verifier``
+#: names none.
 QUALITY_VERIFIER = "llm:qwen2.5-1.5b"
 
 
-def _quality(cfg: LogicConfig) -> Stage:
-    """``verify``'s candidates and embedding evidence, then a cascade to the LLM."""
-    from logic_rag.verifiers.cascade import CascadeVerify
-
+def _checked_pool(cfg: LogicConfig) -> Stage:
+    """``verify``'s candidates with their embedding evidence (and the optional extra cheap
+    verifier), ranked by cosine + soft truth, cut to ``quality_pool``: the pool that
+    ``quality`` certifies and ``llm-rerank`` checks."""
     pipeline: Stage = DenseCandidates(cfg.candidates)
     if cfg.verify_atom_candidates:
         pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
@@ -297,28 +300,52 @@ def _quality(cfg: LogicConfig) -> Stage:
     if cfg.quality_cheap is not None:
         cheap = cfg.spec_verifier(cfg.quality_cheap)
         pipeline = pipeline >> Verify(cheap, polarity=cfg.verifier_atoms)
-    if cfg.quality_top is not None:
-        pipeline = (
-            pipeline
-            >> SoftLogic(cfg.tnorm)
-            >> _prior_and(cfg, truth=cfg.verify_weight)
-            >> Cutoff(cfg.quality_top)
-        )
-    spec = cfg.verifier if cfg.verifier is not None else QUALITY_VERIFIER
-    expensive = cfg.spec_verifier(spec)
+    pipeline = pipeline >> SoftLogic(cfg.tnorm) >> _prior_and(cfg, truth=cfg.verify_weight)
+    if cfg.quality_pool is not None:
+        pipeline = pipeline >> Cutoff(cfg.quality_pool)
+    return pipeline
+
+
+def _costly(cfg: LogicConfig) -> Verifier:
+    return cfg.spec_verifier(cfg.verifier if cfg.verifier is not None else QUALITY_VERIFIER)
+
+
+def _quality(cfg: LogicConfig) -> Stage:
+    """The checked pool, then certified top-k verification by the LLM."""
+    from logic_rag.verifiers.certified import CertifiedTopK
+
+    prior = _prior_and(cfg, truth=cfg.verify_weight)
     return (
-        pipeline
-        >> CascadeVerify(
-            expensive,
-            recall=cfg.quality_recall,
-            precision=cfg.quality_precision,
-            delta=cfg.quality_delta,
+        _checked_pool(cfg)
+        >> CertifiedTopK(
+            _costly(cfg),
+            prior=tuple((n, w) for n, w in prior.weights if n != "truth"),
+            truth_weight=cfg.verify_weight,
+            tnorm=cfg.tnorm,
             polarity=cfg.verifier_atoms,
+            bounds=cfg.quality_bounds,
             thresholds=cfg.quality_thresholds,
-            sample_size=cfg.quality_sample,
+            delta=cfg.quality_delta,
+            max_llm_calls=cfg.quality_max_calls,
         )
         >> SoftLogic(cfg.tnorm)
-        >> _prior_and(cfg, truth=cfg.verify_weight)
+        >> prior
+        >> TopK()
+        >> Backfill()
+    )
+
+
+def _llm_rerank(cfg: LogicConfig) -> Stage:
+    """The peer: the same pool's best ``llm_rerank_top`` pages, each checked once by the
+    same LLM with the whole query as the question, ranked by prior + that verdict."""
+    from logic_rag.verifiers.whole_query import QUERY_VERDICT, WholeQueryVerify
+
+    a = cfg.positive_prior
+    return (
+        _checked_pool(cfg)
+        >> Cutoff(cfg.llm_rerank_top)
+        >> WholeQueryVerify(_costly(cfg))
+        >> Combine.of(cosine=1.0 - a, positive_cosine=a, **{QUERY_VERDICT: cfg.verify_weight})
         >> TopK()
         >> Backfill()
     )
@@ -408,9 +435,15 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             "quality",
-            "verify's candidates; only the constraint checks the embedding evidence is unsure "
-            "of go to an LLM (a cascade with a stated recall target for the result set)",
+            "verify's candidates; an LLM checks the constraints that decide the top k "
+            "(certified top-k verification: its work scales with k, not the pool)",
             _quality,
+        ),
+        Strategy(
+            "llm-rerank",
+            "the whole-query LLM peer: the same LLM asked once per page with the whole "
+            "query as the question, over the same pool",
+            _llm_rerank,
         ),
         Strategy("fusion", "score fusion of atom evidence: AND +, OR max, NOT −", _fusion("sum")),
         Strategy("fusion-product", "score fusion with AND as a product", _fusion("product")),

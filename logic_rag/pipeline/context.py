@@ -11,7 +11,7 @@ texts and depths they will need (:meth:`want`), then read the results (:meth:`se
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,6 +44,8 @@ class Resources:
         self.bm25_budget: TextBudget | None = None
         self._rows: dict[str, int] | None = None
         self._hashes: list[str | None] | None = None
+        self._corpus_fingerprint: str | None = None
+        self._loaded: dict[tuple[str, ...], Any] = {}
 
     @property
     def documents(self) -> list[Document]:
@@ -94,6 +96,24 @@ class Resources:
             text = self.documents[row].content.encode("utf-8", "surrogatepass")
             cached = self._hashes[row] = hashlib.sha1(text).hexdigest()
         return cached
+
+    def corpus_fingerprint(self) -> str:
+        """SHA-256 over the documents' content hashes, in order: what fitted thresholds and
+        calibrations are keyed by, so one corpus's fit is never used for another."""
+        if self._corpus_fingerprint is None:
+            digest = hashlib.sha256()
+            for row in range(len(self.documents)):
+                digest.update(self.doc_hash(row).encode("ascii"))
+            self._corpus_fingerprint = digest.hexdigest()
+        return self._corpus_fingerprint
+
+    def loaded(self, key: tuple[str, ...], load: Callable[[], Any]) -> Any:
+        """``load()`` once per ``key`` for this retriever (a verifier's model, a fitted
+        file): long-lived things belong to the retriever that uses them, not to the
+        process, so two retrievers over different corpora never share a fit."""
+        if key not in self._loaded:
+            self._loaded[key] = load()
+        return self._loaded[key]
 
 
 class SearchContext:

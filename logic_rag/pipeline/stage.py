@@ -100,6 +100,19 @@ class Pipeline(Stage):
         self.run(batch, ctx)
         return batch
 
+    def until(self, kind: type[Stage] | tuple[type[Stage], ...]) -> tuple[Pipeline, Stage]:
+        """The stages before the first of type ``kind``, and that stage: what a fit runs
+        to reach the stage it fits (PyTerrier's ``fit`` shape)."""
+        for at, stage in enumerate(self.stages):
+            if isinstance(stage, kind):
+                if at == 0:
+                    raise ValueError(
+                        f"{type(stage).__name__} is the first stage: nothing before it"
+                    )
+                return Pipeline(self.stages[:at]), stage
+        names = kind.__name__ if isinstance(kind, type) else ", ".join(k.__name__ for k in kind)
+        raise ValueError(f"no {names} stage in {self.describe()}")
+
     def config(self) -> dict[str, Any]:
         return {"stages": [s.describe() for s in self.stages]}
 

@@ -10,6 +10,7 @@ query has the same length and order as ``candidates``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -28,13 +29,14 @@ class QueryPlan:
     logic: LogicalQuery
     decomposition: Decomposition | None = None
 
-    @property
+    @cached_property
     def atoms(self) -> tuple[Atom, ...]:
+        """The query's atoms, in order (computed once: stages read it per candidate)."""
         from logic_rag.query.algebra import atoms
 
         return tuple(atoms(self.logic))
 
-    @property
+    @cached_property
     def negated(self) -> frozenset[Atom]:
         return frozenset(negated_atoms(self.logic))
 
@@ -65,7 +67,9 @@ class QueryState:
             aligned with ``candidates``.
         probs: P(candidate satisfies atom), shape ``(atoms, candidates)``, from the last
             verifier; ``evidence`` the verifier's raw scores (same shape).
-        checked_by: the verifier that produced each entry of ``probs`` (for explanations).
+        checked_by: the last verifier that checked each candidate (for explanations).
+        pair_source: the verifier whose verdict each entry of ``probs`` is (same shape as
+            ``probs``), so a hit can say which constraint verdicts an LLM gave.
         score: the final ranking score, aligned with ``candidates``.
         ranked: the final order, as positions into ``candidates`` (best first).
         tail: documents (rows, scores) appended below the ranked candidates (backfill).
@@ -73,6 +77,8 @@ class QueryState:
             first, with their constraint probabilities then (or ``None``); backfill
             appends them first, in that order.
         info: notes that end up in every hit's ``logic`` (e.g. a capped composition).
+        trace: what a stage records for analysis only (never copied into hits), e.g. a
+            cascade's three-valued verdicts for checking its guarantee.
     """
 
     plan: QueryPlan
@@ -82,11 +88,13 @@ class QueryState:
     probs: np.ndarray | None = None
     evidence: np.ndarray | None = None
     checked_by: list[str] = field(default_factory=list)
+    pair_source: np.ndarray | None = None
     score: np.ndarray | None = None
     ranked: np.ndarray | None = None
     tail: tuple[np.ndarray, np.ndarray] | None = None
     set_aside: tuple[np.ndarray, np.ndarray | None] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    trace: dict[str, Any] = field(default_factory=dict)
     frozen: bool = False
 
     def add_candidates(self, source: str, ids: np.ndarray, scores: np.ndarray) -> None:
@@ -137,6 +145,8 @@ class QueryState:
             self.evidence = self.evidence[:, head]
         if self.checked_by:
             self.checked_by = [self.checked_by[i] for i in head.tolist()]
+        if self.pair_source is not None:
+            self.pair_source = self.pair_source[:, head]
         self.score = self.score[head]
         self.ranked = None
         self.freeze()
@@ -158,6 +168,16 @@ class QueryState:
         self.probs = np.asarray(probs, dtype=np.float64)
         self.evidence = None if evidence is None else np.asarray(evidence, dtype=np.float64)
         self.checked_by = [verifier] * len(self.candidates)
+        self.pair_source = np.full(shape, verifier, dtype=object)
+
+    def mark_checked(self, atom_rows: np.ndarray, positions: np.ndarray, verifier: str) -> None:
+        """Record that ``verifier`` answered the pairs ``(atom_rows[i], positions[i])``."""
+        if self.pair_source is None:
+            shape = (len(self.plan.atoms), len(self.candidates))
+            self.pair_source = np.full(shape, "", dtype=object)
+        self.pair_source[atom_rows, positions] = verifier
+        for p in set(np.asarray(positions).ravel().tolist()):
+            self.checked_by[p] = verifier
 
 
 @dataclass

@@ -218,5 +218,5 @@ class Verify(Stage):
             rows = np.asarray(atoms)[:, None]
             probs[rows, pos] = self.weight * result.probs + (1.0 - self.weight) * probs[rows, pos]
             state.probs = probs
-            for p in pos.tolist():
-                state.checked_by[p] = self.verifier.name
+            grid_rows, grid_pos = np.broadcast_arrays(rows, pos[None, :])
+            state.mark_checked(grid_rows, grid_pos, self.verifier.name)

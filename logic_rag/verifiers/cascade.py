@@ -30,7 +30,6 @@ the costly calls, what the all-pairs verifier would have made, prompt tokens and
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,23 +49,22 @@ from logic_rag.verifiers.thresholds import (
     importance_sample,
 )
 
-__all__ = ["CascadeVerify", "fit_cascade", "fitted_thresholds", "forget_thresholds"]
-
-_FITTED: dict[tuple[str, ...], CascadeThresholds] = {}
-_FITTED_LOCK = threading.Lock()
+__all__ = ["CascadeVerify", "fit_cascade", "thresholds_key"]
 
 
-def fitted_thresholds() -> dict[tuple[str, ...], CascadeThresholds]:
-    """The thresholds fitted or loaded in this process, by (costly verifier, encoder,
-    polarity), with a loaded file's path and modification time in front."""
-    with _FITTED_LOCK:
-        return dict(_FITTED)
-
-
-def forget_thresholds() -> None:
-    """Drop the thresholds this process fitted or loaded (the next batch fits anew)."""
-    with _FITTED_LOCK:
-        _FITTED.clear()
+def thresholds_key(expensive: Verifier, ctx: SearchContext, polarity: str) -> dict[str, str]:
+    """What a labelled sample is valid for: the costly verifier, the encoder whose
+    evidence it was compared with, the atom polarity, and the corpus (a fingerprint of
+    its documents). A file fitted for anything else is refused on load."""
+    fingerprint = getattr(expensive, "fingerprint", None)
+    name = fingerprint() if callable(fingerprint) else expensive.describe()
+    encoder = getattr(ctx.resources.dense.encoder, "name", "encoder")
+    return {
+        "expensive": str(name),
+        "encoder": str(encoder),
+        "polarity": str(polarity),
+        "corpus": ctx.resources.corpus_fingerprint(),
+    }
 
 
 @dataclass
@@ -130,15 +128,8 @@ class CascadeVerify(Stage):
         texts = [a.text for q in batch for a in q.plan.atoms]
         self.expensive.prepare(texts, ctx)
 
-    def _key(self, ctx: SearchContext) -> tuple[str, ...]:
-        expensive = getattr(self.expensive, "fingerprint", None)
-        name = expensive() if callable(expensive) else self.expensive.describe()
-        encoder = getattr(ctx.resources.dense.encoder, "name", "encoder")
-        return (str(name), str(encoder), self.polarity)
-
     def _key_dict(self, ctx: SearchContext) -> dict[str, str]:
-        expensive, encoder, polarity = self._key(ctx)
-        return {"expensive": expensive, "encoder": encoder, "polarity": polarity}
+        return thresholds_key(self.expensive, ctx, self.polarity)
 
     def _eligible(self, state: QueryState) -> list[int]:
         negated = state.plan.negated
@@ -152,29 +143,29 @@ class CascadeVerify(Stage):
     def _thresholds(
         self, work: list[_Work], ctx: SearchContext
     ) -> tuple[CascadeThresholds, int, float]:
-        """Loaded, remembered or fitted here (then also: calls and seconds spent)."""
-        key = self._key(ctx)
+        """Loaded from ``thresholds`` (once per retriever), else fitted on this batch and
+        kept by the retriever (then also: calls and seconds spent)."""
+        key = self._key_dict(ctx)
         if self.thresholds is not None and Path(self.thresholds).is_file():
             path = Path(self.thresholds)
-            file_key = (str(path.resolve()), str(path.stat().st_mtime_ns), *key)
-            with _FITTED_LOCK:
-                known = _FITTED.get(file_key)
-            if known is None:
-                known = CascadeThresholds.load(path, key=self._key_dict(ctx))
-                with _FITTED_LOCK:
-                    _FITTED[file_key] = known
-            return known, 0, 0.0
-        with _FITTED_LOCK:
-            known = _FITTED.get(key)
-        if known is not None:
-            return known, 0, 0.0
-        start = time.perf_counter()
-        fitted, calls = self._fit(work, ctx)
-        if self.thresholds is not None:
-            fitted.save(self.thresholds)
-        with _FITTED_LOCK:
-            _FITTED[key] = fitted
-        return fitted, calls, time.perf_counter() - start
+            memo = ("cascade-file", str(path.resolve()), str(path.stat().st_mtime_ns))
+            loaded = ctx.resources.loaded(
+                (*memo, *key.values()), lambda: CascadeThresholds.load(path, key=key)
+            )
+            return loaded, 0, 0.0
+        spent: list[tuple[int, float]] = []
+
+        def fit() -> CascadeThresholds:
+            start = time.perf_counter()
+            fitted, calls = self._fit(work, ctx)
+            if self.thresholds is not None:
+                fitted.save(self.thresholds)
+            spent.append((calls, time.perf_counter() - start))
+            return fitted
+
+        fitted = ctx.resources.loaded(("cascade-fit", *key.values()), fit)
+        calls, seconds = spent[0] if spent else (0, 0.0)
+        return fitted, calls, seconds
 
     def _fit(self, work: list[_Work], ctx: SearchContext) -> tuple[CascadeThresholds, int]:
         pool: list[tuple[int, int, int]] = []  # (work index, atom row, candidate position)
@@ -260,8 +251,6 @@ class CascadeVerify(Stage):
         fitted, _calls = self._fit(work, ctx)
         if self.thresholds is not None:
             fitted.save(self.thresholds)
-        with _FITTED_LOCK:
-            _FITTED[self._key(ctx)] = fitted
         return fitted
 
     def _work(self, batch: SearchBatch) -> list[_Work]:
@@ -349,8 +338,8 @@ class CascadeVerify(Stage):
             all_pairs = len(w.rows) * len(w.state.candidates)
             aside = 0 if w.state.set_aside is None else len(w.state.set_aside[0])
             share = w.asked / total_asked
-            # Private (not copied into hits): the verdicts, for checking the guarantee.
-            w.state.info["_cascade_values"] = (list(w.rows), w.values.copy())
+            # For checking the guarantee (a trace: not copied into hits).
+            w.state.trace["cascade_values"] = (list(w.rows), w.values.copy())
             w.state.info["cascade"] = {
                 "expensive_calls": w.asked,
                 "all_pairs_calls": all_pairs,
@@ -385,34 +374,41 @@ def fit_cascade(
     *,
     strategy: str = "quality",
     batch_size: int = 256,
+    sample_size: int = 300,
+    seed: int = 0,
 ) -> CascadeThresholds:
-    """Fit a strategy's cascade on ``queries`` and save the labelled sample to ``out``.
+    """Label a sample of a strategy's (constraint, page) pairs with its LLM and save it.
 
-    Runs the strategy's stages up to its :class:`CascadeVerify` over the queries (the
-    cheap verifier scores every pair), then labels ``LogicConfig.quality_sample`` pairs
-    of the first ``batch_size`` queries with the costly verifier. Later searches with
-    ``LogicConfig(quality_thresholds=out)`` reuse it: fit once per corpus and model pair,
-    on queries like the ones to be served.
+    Runs the strategy's stages up to its costly stage (:class:`CascadeVerify` or
+    :class:`~logic_rag.verifiers.certified.CertifiedTopK`) over the first ``batch_size``
+    queries (the cheap verifier scores every pair of the pool), then asks the costly
+    verifier about ``sample_size`` importance-sampled pairs. The file is keyed by the
+    corpus, the encoder and the costly verifier (:func:`thresholds_key`); ``quality``
+    with calibrated bounds (``LogicConfig(quality_bounds="calibrated",
+    quality_thresholds=out)``) reads it. Fit once per corpus and model pair, on queries
+    like the ones to be served.
     """
     from logic_rag.pipeline.context import SearchContext
     from logic_rag.pipeline.state import QueryState
+    from logic_rag.verifiers.certified import CertifiedTopK
 
     if not queries:
         raise ValueError("fit_cascade needs at least one query")
-    pipeline = retriever.pipeline(strategy)
-    stages = list(pipeline)
-    at = next((i for i, s in enumerate(stages) if isinstance(s, CascadeVerify)), None)
-    if at is None:
-        raise ValueError(f"strategy {strategy!r} has no cascade to fit; use 'quality'")
-    from dataclasses import replace
-
-    from logic_rag.pipeline.stage import Pipeline
-
-    cascade = replace(stages[at], thresholds=str(out))
+    if sample_size < 1:
+        raise ValueError("sample_size must be >= 1")
+    try:
+        before, costly = retriever.pipeline(strategy).until((CascadeVerify, CertifiedTopK))
+    except ValueError:
+        raise ValueError(f"strategy {strategy!r} has no LLM stage to fit; use 'quality'") from None
+    verifier = costly.expensive
+    polarity = costly.polarity
+    cascade = CascadeVerify(
+        verifier, polarity=polarity, thresholds=str(out), sample_size=sample_size, seed=seed
+    )
     plans = retriever.plan(list(queries[:batch_size]), None, decompose=True)
     batch = SearchBatch([QueryState(p) for p in plans], k=1)
     ctx = SearchContext(retriever.resources)
-    Pipeline(stages[:at])(batch, ctx)
+    before(batch, ctx)
     cascade.prepare(batch, ctx)
     ctx.run_wanted()
     return cascade.fit(batch, ctx)

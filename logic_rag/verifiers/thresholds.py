@@ -290,22 +290,29 @@ class CascadeThresholds:
     def load(
         cls, path: str | os.PathLike[str], *, key: dict[str, str] | None = None
     ) -> CascadeThresholds:
-        """Read a saved sample; with ``key``, refuse one fitted for other verifiers."""
+        """Read a saved sample; with ``key``, refuse one fitted for another corpus, encoder
+        or verifier (every field of ``key`` must be in the file and equal)."""
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            if p.exists() and not p.is_file():
+                raise ValueError("not a regular file")
+            data = json.loads(p.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
             if data.get("format") != "logic-rag cascade thresholds":
                 raise ValueError("not a cascade thresholds file")
             if data.get("version") != FORMAT_VERSION:
                 raise ValueError(
-                    f"format version {data.get('version')} (expected {FORMAT_VERSION})"
+                    f"format version {data.get('version')!r} (expected {FORMAT_VERSION})"
                 )
             raw = data["sample"]
+            if not isinstance(raw, dict):
+                raise ValueError("'sample' is not an object")
             sample = CascadeSample(
-                [float(v) for v in raw["scores"]],
-                [float(v) for v in raw["labels"]],
-                [float(v) for v in raw["weights"]],
-                [bool(v) for v in raw["positive"]],
+                _numbers(raw, "scores", 0.0, 1.0),
+                _numbers(raw, "labels", 0.0, 1.0),
+                _numbers(raw, "weights", 0.0, math.inf, open_low=True),
+                _booleans(raw, "positive"),
             )
             if not (
                 len(sample.scores)
@@ -314,15 +321,62 @@ class CascadeThresholds:
                 == len(sample.positive)
             ):
                 raise ValueError("the sample's columns differ in length")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"cannot read cascade thresholds {p}: {exc}") from None
-        stored = {str(k): str(v) for k, v in (data.get("key") or {}).items()}
+            stored_raw = data.get("key")
+            if not isinstance(stored_raw, dict) or not all(
+                isinstance(v, str) for v in stored_raw.values()
+            ):
+                raise ValueError("'key' must be an object of strings")
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, OverflowError) as exc:
+            what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"cannot read cascade thresholds {p}: {what}") from None
+        stored = dict(stored_raw)
         if key is not None:
-            differ = sorted(k for k in key if k in stored and stored[k] != key[k])
+            missing = sorted(k for k in key if k not in stored)
+            if missing:
+                raise ValueError(
+                    f"cascade thresholds {p} do not say which {', '.join(missing)} they were "
+                    f"fitted for; fit them again with `logic-rag fit-cascade`"
+                )
+            differ = sorted(k for k in key if stored[k] != key[k])
             if differ:
                 raise ValueError(
                     f"cascade thresholds {p} were fitted for another {', '.join(differ)} "
-                    f"({'; '.join(f'{k}: {stored[k]}' for k in differ)}); fit them again "
-                    f"for this set-up or pass a matching file"
+                    f"({'; '.join(f'{k}: {stored[k][:40]}' for k in differ)}); fit them again "
+                    f"for this set-up with `logic-rag fit-cascade` or pass a matching file"
                 )
         return cls(sample, stored)
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number")
+
+
+def _numbers(
+    raw: dict[str, Any], name: str, low: float, high: float, *, open_low: bool = False
+) -> list[float]:
+    values = raw[name]
+    if not isinstance(values, list):
+        raise ValueError(f"'{name}' is not a list")
+    out: list[float] = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"{name}[{i}] is not a number: {v!r:.40}")
+        try:
+            x = float(v)
+        except OverflowError:
+            raise ValueError(f"{name}[{i}] is too large: {str(v)[:20]}...") from None
+        if not math.isfinite(x) or x < low or x > high or (open_low and x <= low):
+            side = "(" if open_low else "["
+            raise ValueError(f"{name}[{i}] = {v!r:.40} is outside {side}{low}, {high}]")
+        out.append(x)
+    return out
+
+
+def _booleans(raw: dict[str, Any], name: str) -> list[bool]:
+    values = raw[name]
+    if not isinstance(values, list):
+        raise ValueError(f"'{name}' is not a list")
+    for i, v in enumerate(values):
+        if not isinstance(v, bool):
+            raise ValueError(f"{name}[{i}] is not true or false: {v!r:.40}")
+    return list(values)

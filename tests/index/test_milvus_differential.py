@@ -60,8 +60,8 @@ def milvus_side(faiss_side, source, tmp_path_factory) -> LogicRetriever:
 
 
 def _engine(retriever: LogicRetriever, strategy: str) -> LogicRetriever:
-    if strategy == "quality":  # its LLM is a test double (tests/verifiers has the real one)
-        return retriever.with_config(verifier=KeywordVerifier(), quality_sample=20)
+    if strategy in ("quality", "llm-rerank"):  # the LLM is a test double (tests/verifiers: real)
+        return retriever.with_config(verifier=KeywordVerifier())
     return retriever
 
 

@@ -1,9 +1,10 @@
-"""The quality cascade in both rerankers, over a store's top 100 real QUEST pages.
+"""Certified top-k verification in both rerankers, over a store's top 100 real QUEST pages.
 
 A FAISS store of 300 real QUEST-attr novel pages returns its top 100 for a negated query;
 the LlamaIndex postprocessor and the LangChain compressor re-rank them with ``quality``
-(SmolLM2-135M on llama.cpp as the costly verifier, to keep the default suite fast): the
-same ranking from both, the LLM asked about fewer pairs than checking every one.
+(SmolLM2-135M on llama.cpp as the costly verifier, to keep the default suite fast) with
+their ``top_n`` as the k to certify: the same top from both, the LLM asked about fewer
+pairs than checking every one.
 """
 
 from __future__ import annotations
@@ -42,46 +43,34 @@ def config(tmp_path_factory):
 
     if not llamacpp_available():
         pytest.skip("llama-cpp-python is not installed; run `make setup`")
-    folder = tmp_path_factory.mktemp("cascade")
-    return LogicConfig(
-        verifier="llm:llamacpp:smollm2-135m",
-        verifier_atoms="all",
-        quality_sample=24,
-        quality_thresholds=str(folder / "cascade.json"),
-    )
+    return LogicConfig(verifier="llm:llamacpp:smollm2-135m", verifier_atoms="all", quality_pool=40)
 
 
-def test_both_rerankers_run_the_quality_cascade_over_100_candidates(top100, config, minilm):
+def test_both_rerankers_certify_their_top_n_over_100_candidates(top100, config, minilm):
     from langchain_core.documents import Document as LCDocument
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
     from logic_rag.integrations._rerank import CandidateReranker
     from logic_rag.integrations.langchain import LogicLangChainReranker
     from logic_rag.integrations.llama_index import LogicLlamaIndexReranker
-    from logic_rag.verifiers.cascade import forget_thresholds
 
     assert len(top100) == 100
-    forget_thresholds()
     core = CandidateReranker(minilm, strategy="quality", config=config)
     texts, scores = [h.text for h in top100], [h.score for h in top100]
-    first = core.rerank(QUERY, texts, scores=scores)  # fits the cascade on this call
-    assert sorted(r.position for r in first) == list(range(100))
-    assert first[0].hit.logic["cascade"]["fit_calls"] >= 1
-    ranked = core.rerank(QUERY, texts, scores=scores)  # reuses the saved sample
-    cascade = ranked[0].hit.logic["cascade"]
-    assert cascade["fit_calls"] == 0
-    assert cascade["all_pairs_calls"] == 2 * 40  # quality_top=40 candidates x 2 atoms
-    assert cascade["uncut_pairs_calls"] == 2 * 100
-    assert 0 < cascade["expensive_calls"] < cascade["all_pairs_calls"]
+    ranked = core.rerank(QUERY, texts, scores=scores, top_n=5)
+    cost = ranked[0].hit.logic["llm"]
+    assert cost["k"] == 5 and cost["all_pairs_calls"] == 2 * 40  # the pool: 40 x 2 atoms
+    assert 0 < cost["calls"] < cost["all_pairs_calls"]
     order = [top100[r.position].id for r in ranked]
+    again = core.rerank(QUERY, texts, scores=scores, top_n=5)  # the LLM's answers are cached
+    assert [top100[r.position].id for r in again] == order
 
     nodes = [NodeWithScore(node=TextNode(text=h.text, id_=h.id), score=h.score) for h in top100]
-    li = LogicLlamaIndexReranker(minilm, strategy="quality", config=config, top_n=None)
+    li = LogicLlamaIndexReranker(minilm, strategy="quality", config=config, top_n=5)
     out = li.postprocess_nodes(nodes, QueryBundle(QUERY))
-    assert [n.node.node_id for n in out][:20] == order[:20]
+    assert [n.node.node_id for n in out] == order
 
     docs = [LCDocument(page_content=h.text, metadata={"id": h.id}) for h in top100]
-    lc = LogicLangChainReranker(minilm, strategy="quality", config=config, top_n=20)
+    lc = LogicLangChainReranker(minilm, strategy="quality", config=config, top_n=5)
     kept = lc.compress_documents(docs, QUERY)
-    assert [d.metadata["id"] for d in kept] == order[:20]
-    forget_thresholds()
+    assert [d.metadata["id"] for d in kept] == order

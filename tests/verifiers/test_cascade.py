@@ -16,7 +16,7 @@ from logic_rag.compose.kleene import kleene_truth
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
 from logic_rag.query.algebra import And, Atom, LogicalQuery, Not, Or
 from logic_rag.verifiers.base import Checked, Verifier, Verify
-from logic_rag.verifiers.cascade import CascadeVerify, forget_thresholds
+from logic_rag.verifiers.cascade import CascadeVerify
 from logic_rag.verifiers.thresholds import CascadeSample, CascadeThresholds
 
 
@@ -29,7 +29,7 @@ class TableVerifier(Verifier):
     name: str = "table"
 
     def fingerprint(self) -> str:
-        return f"table:{id(self)}"
+        return "table"
 
     def check(self, requests, ctx):
         out = []
@@ -55,12 +55,36 @@ class FixedVerifier(Verifier):
         ]
 
 
-CTX = SimpleNamespace(
-    resources=SimpleNamespace(dense=SimpleNamespace(encoder=SimpleNamespace(name="enc")))
-)
+class _Resources:
+    """What the cascade reads of a retriever's resources: encoder name, corpus
+    fingerprint, and the per-retriever memo (fresh for every run here)."""
+
+    dense = SimpleNamespace(encoder=SimpleNamespace(name="enc"))
+
+    def __init__(self) -> None:
+        self.memo: dict = {}
+
+    def corpus_fingerprint(self) -> str:
+        return "corpus"
+
+    def loaded(self, key, load):
+        if key not in self.memo:
+            self.memo[key] = load()
+        return self.memo[key]
 
 
-def _thresholds(tmp_path, lo: float, hi: float, name: str = "t.json") -> str:
+def _ctx() -> SimpleNamespace:
+    return SimpleNamespace(resources=_Resources())
+
+
+CTX = _ctx()
+
+
+def _key(polarity: str = "all") -> dict[str, str]:
+    return {"expensive": "table", "encoder": "enc", "polarity": polarity, "corpus": "corpus"}
+
+
+def _thresholds(tmp_path, lo: float, hi: float, name: str = "t.json", polarity: str = "all") -> str:
     """A saved sample whose fitted positive band is about [lo, hi): many clean labels."""
     sample = CascadeSample()
     for s in np.linspace(0, 1, 2001):
@@ -68,7 +92,7 @@ def _thresholds(tmp_path, lo: float, hi: float, name: str = "t.json") -> str:
         sample.add(float(s), label, 1.0, True)
         sample.add(float(s), 1.0 - label, 1.0, False)
     path = tmp_path / name
-    CascadeThresholds(sample, {}).save(path)
+    CascadeThresholds(sample, _key(polarity)).save(path)
     return str(path)
 
 
@@ -78,8 +102,9 @@ def _run(logic: LogicalQuery, cheap: dict, costly: TableVerifier, stage: Cascade
     state = QueryState(QueryPlan("q", logic))
     state.add_candidates("given", np.arange(n), -np.arange(n, dtype=float))
     batch = SearchBatch([state], k=n)
-    Verify(FixedVerifier(tuple((a, tuple(cheap[a])) for a in atoms))).run(batch, CTX)
-    stage.run(batch, CTX)
+    ctx = _ctx()
+    Verify(FixedVerifier(tuple((a, tuple(cheap[a])) for a in atoms))).run(batch, ctx)
+    stage.run(batch, ctx)
     return state
 
 
@@ -101,7 +126,6 @@ LOGICS = [
 
 @pytest.mark.parametrize("logic", LOGICS)
 def test_a_band_over_everything_without_short_circuit_is_the_all_pairs_verifier(tmp_path, logic):
-    forget_thresholds()
     rng = np.random.default_rng(0)
     n = 12
     atoms = [a.text for a in QueryPlan("q", logic).atoms]
@@ -125,7 +149,6 @@ def test_a_band_over_everything_without_short_circuit_is_the_all_pairs_verifier(
 
 @pytest.mark.parametrize("logic", LOGICS)
 def test_short_circuit_keeps_the_all_pairs_truth_and_asks_less(tmp_path, logic):
-    forget_thresholds()
     rng = np.random.default_rng(1)
     n = 30
     atoms = [a.text for a in QueryPlan("q", logic).atoms]
@@ -151,7 +174,6 @@ def test_short_circuit_keeps_the_all_pairs_truth_and_asks_less(tmp_path, logic):
 
 
 def test_the_costly_verifier_is_never_asked_outside_the_band(tmp_path):
-    forget_thresholds()
     rng = np.random.default_rng(2)
     n = 200
     logic = And((Atom("a"), Atom("b")))
@@ -170,7 +192,6 @@ def test_the_costly_verifier_is_never_asked_outside_the_band(tmp_path):
 def test_a_confident_false_conjunct_sends_nothing_else():
     """AND: page 0's first atom is confidently false, so its second is never asked; OR:
     page 1's first atom is confidently true, so its second is never asked."""
-    forget_thresholds()
     sample = CascadeSample()
     for s in np.linspace(0, 1, 4001):
         sample.add(float(s), float(s >= 0.5), 1.0, True)
@@ -179,7 +200,7 @@ def test_a_confident_false_conjunct_sends_nothing_else():
     from pathlib import Path
 
     folder = Path(tempfile.mkdtemp())
-    path = CascadeThresholds(sample).save(folder / "t.json")
+    path = CascadeThresholds(sample, _key()).save(folder / "t.json")
     costly = TableVerifier({(a, r): 0.9 for a in "ab" for r in range(2)})
     cheap = {"a": [0.01, 0.5], "b": [0.5, 0.5]}  # 0.5 lies in the band
     state = _run(
@@ -202,20 +223,18 @@ def test_a_confident_false_conjunct_sends_nothing_else():
 
 
 def test_only_the_chosen_polarity_goes_to_the_costly_verifier(tmp_path):
-    forget_thresholds()
     rng = np.random.default_rng(4)
     n = 20
     logic = And((Atom("a"), Not(Atom("b"))))
     cheap = {"a": rng.random(n).tolist(), "b": rng.random(n).tolist()}
     costly = _costly(logic, rng, n)
-    path = _thresholds(tmp_path, 0.3, 0.7)
+    path = _thresholds(tmp_path, 0.3, 0.7, polarity="positive")
     state = _run(logic, cheap, costly, CascadeVerify(costly, thresholds=path))
     assert costly.asked and all(a == "a" for a, _ in costly.asked)
     np.testing.assert_array_equal(state.probs[1], np.array(cheap["b"]))  # untouched
 
 
 def test_fitting_on_the_batch_labels_a_sample_and_reuses_its_answers(tmp_path):
-    forget_thresholds()
     rng = np.random.default_rng(5)
     n = 60
     logic = And((Atom("a"), Atom("b")))
@@ -227,7 +246,6 @@ def test_fitting_on_the_batch_labels_a_sample_and_reuses_its_answers(tmp_path):
     assert out.is_file() and len(CascadeThresholds.load(out).sample) == 40
     assert 0 < info["fit_calls"] <= 40
     assert len(set(costly.asked)) == len(costly.asked)  # sampled pairs are not re-asked
-    forget_thresholds()
 
 
 def test_settings_are_checked_and_a_missing_cheap_verifier_is_explained():
@@ -240,3 +258,17 @@ def test_settings_are_checked_and_a_missing_cheap_verifier_is_explained():
     state.add_candidates("given", np.arange(2), np.zeros(2))
     with pytest.raises(ValueError, match="cheap verifier"):
         CascadeVerify(costly).run(SearchBatch([state], k=2), CTX)
+
+
+def test_thresholds_of_another_corpus_are_refused(tmp_path):
+    rng = np.random.default_rng(6)
+    logic = And((Atom("a"), Atom("b")))
+    cheap = {"a": rng.random(5).tolist(), "b": rng.random(5).tolist()}
+    costly = _costly(logic, rng, 5)
+    sample = CascadeSample()
+    sample.add(0.5, 1.0, 1.0, True)
+    path = tmp_path / "other.json"
+    CascadeThresholds(sample, {**_key(), "corpus": "another corpus"}).save(path)
+    stage = CascadeVerify(costly, polarity="all", thresholds=str(path))
+    with pytest.raises(ValueError, match="fitted for another corpus"):
+        _run(logic, cheap, costly, stage)

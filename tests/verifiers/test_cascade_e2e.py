@@ -1,17 +1,16 @@
 """The ``quality`` strategy end to end on real QUEST pages with real models.
 
 Default suite: MiniLM's embedding evidence and SmolLM2-135M (llama.cpp) as the costly
-verifier, over ten real novel pages: the plumbing (fit on the batch, bands, rounds,
-costs in every hit) with a real model. Slow: Qwen2.5-1.5B, whose verdicts must separate
-the science fiction novels, with fewer calls than checking every pair.
+verifier, over ten real novel pages: certified top-k verification with a real model
+(costs in every hit, fewer checks than all pairs, a certificate), ``llm-rerank`` beside
+it, and the calibrated mode through ``fit-cascade``. Slow: Qwen2.5-1.5B, whose verdicts
+must separate the science fiction novels.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from logic_rag.verifiers.cascade import forget_thresholds
 
 QUERY = "novels that are not science fiction novels"
 
@@ -33,36 +32,27 @@ def _llamacpp_or_skip():
         pytest.skip("llama-cpp-python is not installed; run `make setup`")
 
 
-def test_quality_runs_the_cascade_with_a_real_llm(quest_novel_pages, minilm, tmp_path):
+def test_quality_certifies_the_top_k_with_a_real_llm(quest_novel_pages, minilm):
     _llamacpp_or_skip()
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.strategies import LogicConfig
-    from logic_rag.verifiers.thresholds import CascadeThresholds
 
-    forget_thresholds()
-    saved = tmp_path / "cascade.json"
-    config = LogicConfig(
-        verifier="llm:llamacpp:smollm2-135m",
-        verifier_atoms="all",
-        quality_thresholds=str(saved),
-        quality_sample=12,
-    )
+    config = LogicConfig(verifier="llm:llamacpp:smollm2-135m", verifier_atoms="all")
     retriever = LogicRetriever.build(_docs(quest_novel_pages), model=minilm, config=config)
-    hits = retriever.search(QUERY, k=10, strategy="quality")
-    assert len(hits) == 10 and len({h.id for h in hits}) == 10
-    cascade = hits[0].logic["cascade"]
-    assert cascade["all_pairs_calls"] == 20  # 10 pages x 2 atoms
-    assert 0 < cascade["expensive_calls"] <= 20
-    assert cascade["fit_calls"] >= 1 and cascade["prompt_tokens"] > 0
-    assert saved.is_file() and len(CascadeThresholds.load(saved).sample) == 12
+    hits = retriever.search(QUERY, k=3, strategy="quality")
+    assert len(hits) == 3 and len({h.id for h in hits}) == 3
+    cost = hits[0].logic["llm"]
+    assert cost["all_pairs_calls"] == 20  # 10 pages x 2 atoms
+    assert 0 < cost["calls"] < 20 and cost["k"] == 3
+    assert cost["certified"] is True and cost["probability"] == 1.0
+    assert cost["prompt_tokens"] > 0
     for hit in hits:
         assert set(hit.constraint_scores) == {"novels", "NOT science fiction novels"}
-        assert all(0.0 <= v <= 1.0 for v in hit.constraint_scores.values())
-    # A second search reuses the saved sample: no fitting calls.
-    forget_thresholds()
-    again = retriever.search(QUERY, k=10, strategy="quality")
-    assert again[0].logic["cascade"]["fit_calls"] == 0
-    forget_thresholds()
+        assert set(hit.constraint_sources.values()) <= {"llm", "embedding"}
+    assert any(src == "llm" for h in hits for src in h.constraint_sources.values())
+    # The whole-query peer on the same pool: one check per page.
+    peer = retriever.search(QUERY, k=3, strategy="llm-rerank")
+    assert peer[0].logic["llm"]["calls"] == 10
 
 
 @pytest.mark.slow
@@ -72,13 +62,8 @@ def test_quality_with_qwen_separates_members_with_fewer_calls(
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.strategies import LogicConfig
 
-    forget_thresholds()
     member = {p["title"]: "science fiction" in p["text"].lower() for p in quest_novel_pages}
-    config = LogicConfig(
-        verifier="llm:qwen2.5-1.5b",
-        quality_thresholds=str(tmp_path / "cascade.json"),
-        quality_sample=8,
-    )
+    config = LogicConfig(verifier="llm:qwen2.5-1.5b", quality_max_calls=None)
     retriever = LogicRetriever.build(_docs(quest_novel_pages), model=minilm, config=config)
     atom = "science fiction novels"
     hits = retriever.search(atom, k=10, strategy="quality")
@@ -87,7 +72,6 @@ def test_quality_with_qwen_separates_members_with_fewer_calls(
     no = np.array([p[t] for t in member if not member[t]])
     auc = float((yes[:, None] > no[None, :]).mean() + 0.5 * (yes[:, None] == no[None, :]).mean())
     assert auc >= 0.75, (auc, p)
-    forget_thresholds()
 
 
 def test_fit_cascade_command_fits_once_and_search_reuses_it(
@@ -108,14 +92,23 @@ def test_fit_cascade_command_fits_once_and_search_reuses_it(
     assert main([*args, "--verifier", spec, "--sample", "10"]) == 0
     assert len(CascadeThresholds.load(out).sample) == 10
     assert "--quality-thresholds" in capsys.readouterr().out
-    forget_thresholds()
     search = ["search", str(index), QUERY, "--strategy", "quality", "--json", "--explain"]
-    assert main([*search, "--verifier", spec, "--quality-thresholds", str(out)]) == 0
+    calibrated = ["--quality-bounds", "calibrated", "--quality-thresholds", str(out)]
+    assert main([*search, "--verifier", spec, *calibrated]) == 0
     import json
 
     hits = json.loads(capsys.readouterr().out)
-    assert hits[0]["logic"]["cascade"]["fit_calls"] == 0
-    forget_thresholds()
+    assert hits[0]["logic"]["llm"]["bounds"] == "calibrated"
+    # Calibrated bounds with no fitted file: one line naming fit-cascade, before any model.
+    missing = ["--quality-bounds", "calibrated", "--quality-thresholds", str(tmp_path / "no.json")]
+    assert main([*search, "--verifier", spec, *missing]) == 2
+    assert "fit-cascade" in capsys.readouterr().err
+    assert main([*search[:-2], "--verifier", spec, "--quality-bounds", "calibrated"]) == 2
+    assert "fit-cascade" in capsys.readouterr().err
+    # The text output says what the LLM cost, in one line.
+    assert main([*search[:-2], "--verifier", spec]) == 0
+    out_text = capsys.readouterr().out
+    assert "LLM: " in out_text and "certified" in out_text
     (tmp_path / "empty.txt").write_text("\n")
     bad = ["fit-cascade", str(index), "--queries", str(tmp_path / "empty.txt"), "--out", str(out)]
     assert main(bad) == 2
