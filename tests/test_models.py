@@ -441,3 +441,28 @@ def test_old_qwen_names_stay_as_aliases(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert resolve_model("qwen2.5-1.5b").name == "qwen2.5-1.5b"
     assert resolve_model("qwen2.5-coder-1.5b").name == "qwen2.5-coder-1.5b"
     assert resolve_model("qwen2.5-1.5b").path == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "file"),
+    [
+        ("splade-tiny", "SPLADE_TINY_FILES", "model.safetensors"),
+        ("smollm2-135m", "SMOLLM2_FILES", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    ],
+)
+def test_packaged_splade_and_smollm2_are_checked_against_their_pins(
+    monkeypatch: pytest.MonkeyPatch, name: str, table: str, file: str
+) -> None:
+    """Both were loaded unchecked before issue 43; a copy that differs is now refused."""
+    from logic_rag import weights
+
+    try:
+        resolve_model(name)
+    except weights.WeightsIntegrityError:
+        raise
+    except ModelNotFoundError:
+        pytest.skip(f"{name} is not installed")
+    good = getattr(weights, table)[file]
+    monkeypatch.setitem(getattr(weights, table), file, weights.Pinned(good.size, "0" * 64))
+    with pytest.raises(weights.WeightsIntegrityError, match="altered"):
+        resolve_model(name)
