@@ -33,7 +33,7 @@ from typing import Any
 
 from logic_rag.atomic import atomic_write_json, atomic_write_jsonl, atomic_write_text
 
-from .state import AdaptError, AdaptSettings, RunState, settings_dict
+from .state import PHASES, AdaptError, AdaptSettings, RunState, settings_dict
 
 __all__ = ["adapt", "AdaptResult", "DEFAULT_TEACHER"]
 
@@ -79,6 +79,7 @@ def adapt(
     settings: AdaptSettings | None = None,
     dev: dict[str, Any] | None = None,
     progress: bool = True,
+    stop_after: str | None = None,
 ) -> AdaptResult:
     """Adapt the retriever of ``index`` to its corpus with ``verifier`` as teacher.
 
@@ -86,6 +87,8 @@ def adapt(
     atoms are generated from the pages (the teacher must then be an ``llm:`` verifier).
     ``verifier``: a verifier spec or object. ``settings``: :class:`AdaptSettings` (cost bound,
     candidate depths, training). ``dev``: metrics measured elsewhere, written into the card.
+    ``stop_after``: a phase name (:data:`~.state.PHASES`) after which to return, e.g.
+    ``"labels"`` to inspect the verdicts before any training; a later call goes on.
     A rerun with the same inputs resumes; another run's folder is refused.
     """
     from logic_rag.index.snapshot import MANIFEST_NAME
@@ -93,6 +96,8 @@ def adapt(
 
     settings = settings or AdaptSettings()
     settings.validate()
+    if stop_after is not None and stop_after not in PHASES:
+        raise AdaptError(f"stop_after {stop_after!r}: choose one of {', '.join(PHASES)}")
     index = Path(index)
     manifest = index / MANIFEST_NAME
     if not manifest.is_file():
@@ -133,6 +138,8 @@ def adapt(
             atoms=found["atoms"],
             groups=len(found["groups"]),
         )
+    if stop_after == "atoms":
+        return _result(folder, state)
     found = json.loads((folder / "atoms.json").read_text(encoding="utf-8"))
 
     # 2. labels --------------------------------------------------------------------------
@@ -164,6 +171,8 @@ def adapt(
         state.finish("labels", time.perf_counter() - start, **facts)
     plan = [json.loads(line) for line in plan_path.read_text("utf-8").splitlines()]
     labels = _planned_labels(plan, read_labels(labels_path))
+    if stop_after == "labels":
+        return _result(folder, state)
 
     # 3. composed sets -------------------------------------------------------------------
     from .composed import compose_queries, verdicts_from_labels
@@ -188,6 +197,8 @@ def adapt(
             )
         files = write_training_files(folder, docs, labels, composed)
         state.finish("composed", time.perf_counter() - start, **stats, **files)
+    if stop_after == "composed":
+        return _result(folder, state)
 
     # 4. bi-encoder ----------------------------------------------------------------------
     if not state.done("model"):
@@ -195,12 +206,16 @@ def adapt(
         base = settings.base or retriever.dense.encoder.name
         train_biencoder(folder, training_set(docs, labels, composed), settings, base)
         state.finish("model", time.perf_counter() - start, base=base)
+    if stop_after == "model":
+        return _result(folder, state)
 
     # 5. cross-encoder verifier ----------------------------------------------------------
     if not state.done("verifier"):
         start = time.perf_counter()
         train_cross_encoder(folder, settings)
         state.finish("verifier", time.perf_counter() - start, base=settings.verifier_base)
+    if stop_after == "verifier":
+        return _result(folder, state)
 
     # 6. calibration ---------------------------------------------------------------------
     from .calibration import CALIBRATION_FILE, fit_calibration
@@ -226,6 +241,8 @@ def adapt(
             pairs=calibration["pairs"],
             held_out=calibration["held_out"],
         )
+    if stop_after == "calibration":
+        return _result(folder, state)
 
     # 7. card ----------------------------------------------------------------------------
     from .card import render_card
@@ -236,6 +253,12 @@ def adapt(
     phases["card"] = {"seconds": 0.0}
     atomic_write_text(folder / "README.md", render_card(fingerprint, phases, dev=dev))
     state.finish("card", time.perf_counter() - start, dev=dev or None)
+    return _result(folder, state)
+
+
+def _result(folder: Path, state: RunState) -> AdaptResult:
+    from .calibration import CALIBRATION_FILE
+
     return AdaptResult(
         folder=folder,
         model=folder / "model",
