@@ -97,11 +97,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             "quality",
             "loaded",
             "million",
+            "decomposer",
+            "json",
         ),
         help="run one benchmark only (milvus, loaded and million run only when named: milvus "
         "needs logic-rag[milvus]; loaded indexes --reranker-pool pages with --logic-model quiet "
         "and beside one torch neighbour per core; million builds --million-docs documents with "
-        "the chunked build, --million-real of them really encoded by MiniLM)",
+        "the chunked build, --million-real of them really encoded by MiniLM; decomposer and "
+        "json time the rule decomposer and extract_json against input length, no model)",
     )
     parser.add_argument(
         "--million-docs", type=int, default=1_000_000, help="documents of the million benchmark"
@@ -318,6 +321,14 @@ def format_table(result: dict[str, Any]) -> str:
                 )
             lines.append(line)
         lines.append("")
+    if result.get("decomposer_scaling"):
+        from benchmarks.bench_decomposer_scaling import format_table as decomposer_table
+
+        lines += [decomposer_table(result["decomposer_scaling"]), ""]
+    if result.get("json_extraction"):
+        from benchmarks.bench_json_extraction import format_table as json_table
+
+        lines += [json_table(result["json_extraction"]), ""]
     million = result.get("million")
     if million:
         from benchmarks.bench_million import format_table as million_table
@@ -464,6 +475,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             log=_log,
         )
+    if args.only == "decomposer":
+        from benchmarks import bench_decomposer_scaling
+
+        result["decomposer_scaling"] = bench_decomposer_scaling.run(log=_log)
+    if args.only == "json":
+        from benchmarks import bench_json_extraction
+
+        result["json_extraction"] = bench_json_extraction.run(log=_log)
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
