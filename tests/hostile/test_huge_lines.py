@@ -3,7 +3,7 @@
 A 100 MB line of NUL bytes (a sparse file) used 1.94 GB of memory and wrote a 601 MB
 ``documents.jsonl`` (each NUL stored as the six bytes ``\\u0000``); a 2 GB line reached
 4.3 GB before the JSON error. A line is now read at most ``line_limit()`` bytes far
-(``$LOGIC_RAG_MAX_LINE_BYTES``, default 32 MiB) and refused with its line number, and a
+(``$LOGIC_RAG_MAX_LINE_BYTES``, default 64 MiB) and refused with its line number, and a
 text line whose JSON form would pass the limit is refused too (escaping counts).
 """
 
@@ -42,11 +42,11 @@ def test_a_sparse_line_is_refused_within_the_limit(tmp_path, monkeypatch, suffix
     assert peak < 8 * 2**20, f"{peak / 2**20:.1f} MB traced for a 1 MB limit"
 
 
-def test_the_default_limit_refuses_a_64_mb_line(tmp_path):
+def test_the_default_limit_refuses_the_100_mb_line(tmp_path):
     path = tmp_path / "c.txt"
-    _sparse(path, 64 * 2**20)
-    assert line_limit() == DEFAULT_MAX_LINE_BYTES == 32 * 2**20
-    with pytest.raises(CorpusFormatError, match=r"c.txt:1: the line is longer than 33,554,432"):
+    _sparse(path, 100 * 2**20)
+    assert line_limit() == DEFAULT_MAX_LINE_BYTES == 64 * 2**20
+    with pytest.raises(CorpusFormatError, match=r"c.txt:1: the line is longer than 67,108,864"):
         load_documents(path)
 
 
@@ -80,3 +80,18 @@ def test_a_bad_limit_setting_is_one_line(tmp_path, monkeypatch, capsys, bad):
     assert cli.main(["index", "--docs", str(path), "--out", str(tmp_path / "i"), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "$LOGIC_RAG_MAX_LINE_BYTES must be" in err[0], err
+
+
+def test_escaping_is_counted_without_writing_the_json(tmp_path, monkeypatch):
+    """A 5 MB line of NUL bytes is refused without building its 30 MB JSON form."""
+    monkeypatch.setenv("LOGIC_RAG_MAX_LINE_BYTES", str(10 * 2**20))
+    path = tmp_path / "c.txt"
+    _sparse(path, 5 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorpusFormatError, match="c.txt:1: the text, written as JSON,"):
+            load_documents(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 25 * 2**20, f"{peak / 2**20:.1f} MB traced"
