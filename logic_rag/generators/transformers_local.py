@@ -12,7 +12,6 @@ caller's order. Prompts longer than the context window lose their oldest tokens.
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -32,7 +31,6 @@ _LOCKS: dict[int, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
-@functools.lru_cache(maxsize=4)
 def _load(
     path: str, gguf_file: str | None, device: str, dtype: str | None = None
 ) -> tuple[Any, Any]:
@@ -66,7 +64,8 @@ def _load(
 
 
 def load_causal_lm(model: str, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
-    """``(tokenizer, model)`` for a registry name or folder, loaded once per process."""
+    """``(tokenizer, model)`` for a registry name or folder (loaded now; a
+    :class:`TransformersGenerator` keeps what it loaded)."""
     from logic_rag.models import resolve_model
 
     resolved = resolve_model(model)
@@ -120,13 +119,16 @@ class TransformersGenerator:
         self.device = device
         self.dtype = dtype
         self.name = f"transformers:{model}"
+        self._loaded: tuple[Any, Any] | None = None
 
     def __repr__(self) -> str:
         return f"TransformersGenerator({self.model!r}, batch_size={self.batch_size})"
 
     def load(self) -> tuple[Any, Any]:
-        """Load (or fetch from the per-process cache) the tokenizer and model."""
-        return load_causal_lm(self.model, self.device, self.dtype)
+        """The tokenizer and model, loaded on first use and kept by this generator."""
+        if self._loaded is None:
+            self._loaded = load_causal_lm(self.model, self.device, self.dtype)
+        return self._loaded
 
     def generate(
         self,
