@@ -54,6 +54,9 @@ _EXPORTS: dict[str, str] = {
     "CrossEncoderVerifier": "verifiers.cross_encoder",
     "LLMVerifier": "verifiers.llm",
     "make_verifier": "verifiers.spec",
+    "CertifiedTopK": "verifiers.certified",
+    "WholeQueryVerify": "verifiers.whole_query",
+    "VerdictRule": "verifiers.verdicts",
     "SoftLogic": "compose.logic",
     "Combine": "pipeline.ranking",
     "Cutoff": "pipeline.ranking",
@@ -106,10 +109,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.retriever import Hit, Retriever
     from logic_rag.strategies import STRATEGIES, LogicConfig, Strategy
     from logic_rag.verifiers.base import Verify
+    from logic_rag.verifiers.certified import CertifiedTopK
     from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier
     from logic_rag.verifiers.embedding import EmbeddingVerifier
     from logic_rag.verifiers.llm import LLMVerifier
     from logic_rag.verifiers.spec import make_verifier
+    from logic_rag.verifiers.verdicts import VerdictRule
+    from logic_rag.verifiers.whole_query import WholeQueryVerify
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
