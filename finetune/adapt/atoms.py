@@ -108,14 +108,21 @@ def atoms_from_queries(queries: Sequence[str]) -> dict[str, Any]:
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)]|[a-z][.)])\s*", re.IGNORECASE)
+# Answers that are not names: refusals, sentences about the page, placeholders.
+_NOT_A_NAME = re.compile(
+    r"^(?:i|i'm|i am|it|this|these|that|the page|the subject|here|sure|sorry|as an|"
+    r"unfortunately|none|n/a|unknown|answer|categories)\b",
+    re.IGNORECASE,
+)
 
 
 def parse_categories(answer: str, limit: int) -> list[str]:
     """Category names from a generated answer: one per line (or comma list), cleaned.
 
     Bullets, numbering, quotes and a trailing full stop go; a name keeps 1-8 words and at
-    most 80 characters; a line that reads as a sentence (contains ": " or ends in "." after
-    more than 8 words) is skipped. Small models ramble: what is left may be empty.
+    most 80 characters; a line that reads as a sentence (more than 8 words, or ": " inside)
+    or as a refusal or a remark ("I do not know", "This page ...", "None") is skipped.
+    Small models ramble: what is left may be empty.
     """
     lines = [ln for ln in answer.splitlines() if ln.strip()]
     if len(lines) == 1 and "," in lines[0]:
@@ -129,7 +136,7 @@ def parse_categories(answer: str, limit: int) -> list[str]:
         words = name.split()
         if not words or len(words) > 8 or len(name) > 80 or ": " in name:
             continue
-        if not any(c.isalpha() for c in name):
+        if not any(c.isalpha() for c in name) or _NOT_A_NAME.match(name):
             continue
         name = name[0].upper() + name[1:]
         if _norm(name) not in {_norm(o) for o in out}:

@@ -58,6 +58,7 @@ def test_parse_categories_cleans_small_model_output():
     ]
     assert parse_categories("novels, French novels, novels", 5) == ["Novels", "French novels"]
     assert parse_categories("", 3) == []
+    assert parse_categories("I do not know.\nThis page is about orchids\nNone", 3) == []
 
 
 def test_merge_names_keeps_the_most_frequent_spelling():

@@ -18,39 +18,6 @@ import pytest
 
 CHILD = Path(__file__).with_name("label_child.py")
 
-PAGES = {
-    "Roma (film)": "Roma is a 2018 Mexican drama film set in Mexico City.",
-    "La dolce vita": "La dolce vita is a 1960 Italian comedy-drama film shot in Rome.",
-    "Gomorrah (film)": "Gomorrah is a 2008 Italian crime drama film set in Naples.",
-    "Suburra (film)": "Suburra is a 2015 Italian crime film set in Rome.",
-    "Il Divo": "Il Divo is a 2008 Italian biographical film about Giulio Andreotti.",
-    "Nana (novel)": "Nana is an 1880 French novel by Emile Zola set in Paris.",
-    "Les Miserables": "Les Miserables is an 1862 French historical novel set in Paris.",
-    "The Stranger": "The Stranger is a 1942 novel by the French author Albert Camus set in Algiers.",
-    "Cattleya": "Cattleya is a genus of orchids from Costa Rica and South America.",
-    "Vanda": "Vanda is a genus of orchids found in Malaysia and Thailand.",
-    "Bulbophyllum": "Bulbophyllum is the largest genus of orchids, common in Malaysia.",
-    "Frigatebird": "The magnificent frigatebird is a seabird of Guadeloupe.",
-}
-QUERIES = [
-    "Italian crime films that are also films set in Rome",
-    "French novels but not novels set in Paris",
-    "Orchids of Malaysia or orchids of Thailand",
-]
-
-
-@pytest.fixture(scope="module")
-def index_and_queries(minilm, tmp_path_factory):
-    from logic_rag import Document
-    from logic_rag.logic_retriever import LogicRetriever
-
-    root = tmp_path_factory.mktemp("adapt-resume")
-    docs = [Document(id=t, title=t, text=x) for t, x in PAGES.items()]
-    LogicRetriever.build(docs, model=minilm).save(root / "index")
-    queries = root / "queries.jsonl"
-    queries.write_text("".join(json.dumps({"query": q}) + "\n" for q in QUERIES))
-    return root / "index", queries
-
 
 def _child(index, queries, out, kill_after):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "LOGIC_RAG_DEFAULT_MODEL": "minilm"}
@@ -63,8 +30,8 @@ def _child(index, queries, out, kill_after):
     )
 
 
-def test_resume_after_a_kill_mid_labelling_gives_the_same_labels(index_and_queries, tmp_path):
-    index, queries = index_and_queries
+def test_resume_after_a_kill_mid_labelling_gives_the_same_labels(tiny_index, tmp_path):
+    index, queries = tiny_index
     whole = _child(index, queries, tmp_path / "whole", 0)
     assert whole.returncode == 0, whole.stderr[-2000:]
     expected = (tmp_path / "whole" / "labels.jsonl").read_bytes()
@@ -90,10 +57,10 @@ def test_resume_after_a_kill_mid_labelling_gives_the_same_labels(index_and_queri
     assert state["phases"]["labels"]["pairs_resumed"] == 16
 
 
-def test_a_folder_of_another_run_is_refused(index_and_queries, tmp_path):
+def test_a_folder_of_another_run_is_refused(tiny_index, tmp_path):
     from logic_rag.finetune.adapt import AdaptError, AdaptSettings, adapt
 
-    index, queries = index_and_queries
+    index, queries = tiny_index
     done = _child(index, queries, tmp_path / "run", 0)
     assert done.returncode == 0, done.stderr[-2000:]
     with pytest.raises(AdaptError, match="another adapt run"):
