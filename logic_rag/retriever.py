@@ -397,8 +397,9 @@ def _attach_exact(snapshot: IndexSnapshot, manifest: dict[str, Any], index: Dens
     where = snapshot.display(name)
     if isinstance(refine, bool) or not isinstance(refine, int) or refine < 1:
         raise IndexCorruptError(f"{where}: the manifest's refine must be a positive integer")
-    with snapshot.open(name) as handle:  # NaN would rescore every candidate to nothing
-        check_finite_npy(handle, snapshot.size(name), where)
+    if snapshot.verified:  # NaN would rescore every candidate to nothing
+        with snapshot.open(name) as handle:
+            check_finite_npy(handle, snapshot.size(name), where)
     vectors = map_npy(snapshot.descriptor(name), where)
     if vectors.ndim != 2 or vectors.dtype not in (np.float16, np.float32):
         raise IndexCorruptError(f"{where} holds {vectors.dtype} {vectors.shape}; rebuild the index")

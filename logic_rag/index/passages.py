@@ -336,10 +336,13 @@ class PassageVectors:
                 f"holds {n_documents}"
             )
         # NaN or an infinity in the vectors (or int8 scales) turns every similarity with
-        # them into NaN: rerank, verify and setops then return no hits, exit 0.
-        finite(cls.VECTORS_FILE)
-        if scales is not None:
-            finite(cls.SCALES_FILE)
+        # them into NaN: rerank, verify and setops then return no hits, exit 0. Scanned
+        # when the files were hashed at open (about the cost of the hash again); a folder
+        # opened with verify=False (trusted, huge) is not read whole here either.
+        if getattr(files, "verified", True):
+            finite(cls.VECTORS_FILE)
+            if scales is not None:
+                finite(cls.SCALES_FILE)
         return passages
 
 

@@ -104,10 +104,20 @@ class IndexSnapshot:
     to release the descriptors.
     """
 
-    def __init__(self, folder: Path, manifest: dict[str, Any], fds: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        manifest: dict[str, Any],
+        fds: Mapping[str, int],
+        verified: bool = True,
+    ) -> None:
         self.folder = folder
         self.manifest = manifest
         self._fds = dict(fds)
+        #: Whether every file was hashed at open; loaders scan the contents of mapped
+        #: files (finite vectors) only then: ``verify=False`` is for trusted, huge
+        #: folders whose files should not be read whole at load.
+        self.verified = verified
 
     def size(self, name: str) -> int:
         """Length in bytes of the listed file ``name``."""
@@ -194,6 +204,10 @@ class SnapshotView(os.PathLike[str]):
 
     def display(self, name: str) -> Path:
         return self.snapshot.display(self._name(name))
+
+    @property
+    def verified(self) -> bool:
+        return self.snapshot.verified
 
     def __truediv__(self, sub: str | os.PathLike[str]) -> SnapshotView:
         part = PurePosixPath(os.fspath(sub)).as_posix()
@@ -316,7 +330,7 @@ def _open_once(folder: Path, verify: bool, check: Any) -> IndexSnapshot:
                         f"{MANIFEST_NAME} (the file is corrupt or was modified); rebuild the "
                         f"index with `logic-rag index`"
                     )
-        return IndexSnapshot(folder, manifest, fds)
+        return IndexSnapshot(folder, manifest, fds, verified=verify)
     except BaseException:
         for fd in fds.values():
             os.close(fd)

@@ -157,3 +157,13 @@ def test_normalized_must_be_a_boolean(built, tmp_path, minilm, value):
     folder = _copy(built["float16"], tmp_path)
     _relist(folder, lambda manifest: manifest.update(normalized=value))
     assert "'normalized' must be true or false" in _load_error(folder, minilm)
+
+
+def test_verify_false_skips_the_scan_of_mapped_vectors(built, tmp_path, minilm):
+    """``verify=False`` (trusted, huge folders) reads no mapped file whole at load."""
+    folder = _copy(built["float16"], tmp_path)
+    vectors = np.load(folder / "passages.npy")
+    vectors[0, 0] = np.nan
+    _replace_npy(folder, "passages.npy", vectors)
+    loaded = LogicRetriever.load(folder, model=minilm, verify=False)
+    assert np.isnan(loaded.passages.rows(np.array([0]))).any()
