@@ -1,21 +1,31 @@
-"""Quality mode on QUEST-attr: fit the cascade on train, then R@20 against LLM calls on dev.
+"""Certified top-k verification on QUEST-attr dev: R@k against LLM calls, beside its peers.
 
-Reproduces the quality-mode tables of ``docs/experiments/2026-11-27-quality-mode.md``::
+Reproduces ``docs/experiments/2026-11-28-certified-top-k.md``::
 
-    python experiments/quality_curve.py --index runs/quest-gemma \\
-        --train runs/split/train.jsonl --dev runs/split/dev.jsonl --out runs/quality
+    python -m experiments.quality_curve --out runs/quality-curve --model minilm \\
+        --llm qwen2.5-1.5b --per-template 1 --ks 5,20 --budgets 10,20,40,none
 
-1. ``fit``: the cascade's sample is labelled by the LLM on the *train* queries' pairs
-   (``logic-rag fit-cascade``), once, saved to ``OUT/cascade.json``.
-2. ``plan``: for each cut and target, the pairs the fitted bands leave open per train
-   query (an upper bound on LLM calls, no model run), to choose the cut on train.
-3. ``curve``: ``quality`` on dev at each target, in the order given; one LLM verifier
-   object serves every target, so pairs an earlier target asked are not asked again:
-   calls are counted per target as the cascade asks them, seconds are measured for the
-   first target only (later ones reuse answers, see ``seconds_note`` in the output).
-4. ``check``: for ``--check-queries`` dev queries, the LLM labels every eligible pair
-   (the all-pairs reference) and each target's result set is compared with it: the share
-   of queries whose result set kept at least the stated recall.
+On the dev side of ``logic_rag.evals.quest.split.split_by_atom`` (seed 0, half the
+queries; the subsample is fixed by its flags before anything is searched and written to
+``OUT/queries.json``), each query is searched alone at the caller's ``k`` with:
+
+* ``vanilla`` and ``rerank``: no LLM, for reference;
+* ``quality`` (hard bounds) at each ``k`` and each per-query budget
+  (``quality_max_calls``; ``none``: until the top k is certified, which is exactly the
+  all-pairs top k over the whole pool);
+* ``verify`` with the LLM on every positive atom of the best ``--all-pairs-top`` pages
+  (the all-pairs reference the issue compares with);
+* ``llm-rerank`` (one whole-query check per page) at equal calls: ``llm_rerank_top`` is
+  the mean calls per query of each ``quality`` run, rounded.
+
+Why a verdict file: an LLM check costs seconds on a CPU, and the runs above ask many of
+the same (constraint, page) pairs. ``OUT/verdicts.json`` keeps every raw score the LLM
+gave, keyed by (constraint, SHA-1 of the text shown), and pre-fills the verifier's pair
+cache on the next run, so a rerun (or a run stopped and started again) asks nothing twice.
+Calls are counted as the pipelines ask them (a cached answer still counts as a call of the
+run that asked it); seconds are wall time and are only a cost where ``new_checks`` is not
+zero. Runs go cheapest first and ``OUT/results.json`` is rewritten after each, so a run
+stopped at a deadline keeps what it measured.
 """
 
 from __future__ import annotations
@@ -24,246 +34,320 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-TARGETS = "0.8:0.6,0.7:0.5,0.9:0.9"
+from logic_rag.verifiers.cache import PairCache
+
+__all__ = ["SavedVerdicts", "Run", "plan_runs", "measure", "dev_queries", "main"]
+
+PROG = "quality_curve"
 
 
-def _load(args: argparse.Namespace) -> tuple[Any, Any]:
-    from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.verifiers.llm import LLMVerifier
+class SavedVerdicts(PairCache):
+    """A pair cache that starts from a JSON file and writes each new score back to it.
 
-    retriever = LogicRetriever.load(args.index)
-    verifier = LLMVerifier(generator=args.llm)
-    return retriever, verifier
+    The file holds one verifier's raw scores (its fingerprint names the model and
+    prompt); a file written for another verifier is refused rather than mixed in.
+    """
+
+    def __init__(self, path: str | Path, fingerprint: str) -> None:
+        super().__init__(max_entries=10_000_000)
+        self.path = Path(path)
+        self.fingerprint = fingerprint
+        self.saved: dict[tuple[str, str], float] = {}
+        if self.path.is_file():
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("fingerprint") != fingerprint:
+                raise ValueError(
+                    f"{self.path} holds verdicts of another verifier "
+                    f"({data.get('fingerprint') if isinstance(data, dict) else '?'}, "
+                    f"not {fingerprint}): use another --out"
+                )
+            for atom, page_sha1, score in data.get("scores", []):
+                self.saved[(str(atom), str(page_sha1))] = float(score)
+            keys = list(self.saved)
+            values = np.asarray([self.saved[k] for k in keys], dtype=np.float64)
+            super().get_or_compute(fingerprint, keys, lambda missing: values[missing])
+            self.hits = self.misses = 0
+
+    def get_or_compute(
+        self,
+        fingerprint: str,
+        pairs: Sequence[tuple[str, str]],
+        compute: Callable[[list[int]], np.ndarray],
+    ) -> np.ndarray:
+        new: dict[tuple[str, str], float] = {}
+
+        def remembered(missing: list[int]) -> np.ndarray:
+            values = np.asarray(compute(missing), dtype=np.float64)
+            for i, value in zip(missing, values.tolist(), strict=True):
+                new[(pairs[i][0], pairs[i][1])] = value
+            return values
+
+        out = super().get_or_compute(fingerprint, pairs, remembered)
+        if new and fingerprint == self.fingerprint:
+            self.saved.update(new)
+            self.save()
+        return out
+
+    def save(self) -> None:
+        from logic_rag.atomic import atomic_write_json
+
+        scores = [[a, d, v] for (a, d), v in sorted(self.saved.items())]
+        atomic_write_json(
+            self.path, {"fingerprint": self.fingerprint, "scores": scores}, indent=None
+        )
+
+    def lookups(self) -> int:
+        """Pairs asked of this cache so far, answered from it or not."""
+        return self.hits + self.misses
 
 
-def _targets(args: argparse.Namespace) -> list[tuple[float, float]]:
-    """``recall:precision`` pairs (a lone number is both)."""
-    out = []
-    for item in args.targets.split(","):
-        recall, _, precision = item.partition(":")
-        out.append((float(recall), float(precision or recall)))
-    return out
+@dataclass(frozen=True)
+class Run:
+    """One pipeline at one ``k``: ``budget`` is quality's ``quality_max_calls``, ``top``
+    llm-rerank's ``llm_rerank_top`` or verify's ``verifier_top``; ``equal_to`` names the
+    quality run whose mean calls set ``top``."""
+
+    strategy: str
+    k: int
+    budget: int | None = None
+    top: int | None = None
+    equal_to: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self.strategy == "quality":
+            return f"quality k={self.k} budget={self.budget if self.budget is not None else 'none'}"
+        if self.strategy == "llm-rerank":
+            return f"llm-rerank k={self.k} top={self.top} (calls of {self.equal_to})"
+        if self.strategy == "verify":
+            return f"verify all-pairs top {self.top} k={self.k}"
+        return f"{self.strategy} k={self.k}"
 
 
-def _config(
-    retriever: Any, verifier: Any, args: argparse.Namespace, target: tuple[float, float]
-) -> Any:
-    return retriever.with_config(
-        verifier=verifier,
-        quality_top=args.top,
-        quality_recall=target[0],
-        quality_precision=target[1],
-        quality_delta=args.delta,
-        quality_thresholds=str(Path(args.out) / "cascade.json"),
-        quality_sample=args.sample,
-    )
+def plan_runs(ks: Sequence[int], budgets: Sequence[int | None], all_pairs_top: int) -> list[Run]:
+    """The runs, cheapest first: free ones, quality at the finite budgets and its peer,
+    the all-pairs reference, then the unbounded budget and its peer."""
+    finite = sorted(b for b in budgets if b is not None)
+    runs: list[Run] = [Run("vanilla", k) for k in ks] + [Run("rerank", k) for k in ks]
+    groups = [finite, [None] if None in budgets else []]
+    for i, group in enumerate(groups):
+        quality = [Run("quality", k, budget=b) for k in ks for b in group]
+        runs += quality
+        runs += [Run("llm-rerank", q.k, equal_to=q.name) for q in quality]
+        if i == 0 and all_pairs_top:
+            runs += [Run("verify", k, top=all_pairs_top) for k in ks]
+    return runs
 
 
-def _queries(path: str) -> list[Any]:
+def dev_queries(
+    data: Path, *, per_template: int, seed: int = 0, dev_share: float = 0.5
+) -> list[Any]:
+    """QUEST-attr dev queries (the atom-disjoint split), the first ``per_template`` of each
+    template in file order (0: all): fixed before anything is searched."""
+    import tempfile
+
+    from logic_rag.atomic import atomic_write_jsonl
     from logic_rag.evals.quest.data import load_quest_queries
+    from logic_rag.evals.quest.split import read_records, split_by_atom
 
-    return load_quest_queries(Path(path))
+    split = split_by_atom(read_records(data / "train_dev.jsonl"), dev_share=dev_share, seed=seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "dev.jsonl"
+        atomic_write_jsonl(path, split.dev)
+        queries = load_quest_queries(path)
+    if not per_template:
+        return queries
+    seen: dict[str, int] = {}
+    kept = []
+    for q in queries:
+        template = q.template or "?"
+        if seen.get(template, 0) < per_template:
+            seen[template] = seen.get(template, 0) + 1
+            kept.append(q)
+    return kept
 
 
-def _subsample(queries: list[Any], args: argparse.Namespace) -> list[Any]:
-    """Every ``--every``-th query, or the first ``--per-template`` of each template (in
-    file order): fixed before any result is seen."""
-    if args.per_template:
-        seen: dict[str, int] = {}
-        kept = []
-        for q in queries:
-            if seen.get(q.template, 0) < args.per_template:
-                seen[q.template] = seen.get(q.template, 0) + 1
-                kept.append(q)
-        return kept
-    return queries[:: args.every]
+def _config(run: Run, verifier: Any) -> dict[str, Any]:
+    if run.strategy == "quality":
+        return {"verifier": verifier, "quality_bounds": "hard", "quality_max_calls": run.budget}
+    if run.strategy == "llm-rerank":
+        return {"verifier": verifier, "llm_rerank_top": int(run.top or 1)}
+    if run.strategy == "verify":
+        return {"verifier": verifier, "verifier_top": run.top}
+    return {}
 
 
-def fit(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from logic_rag.verifiers.cascade import fit_cascade
+def measure(
+    retriever: Any,
+    verifier: Any,
+    queries: Sequence[Any],
+    run: Run,
+    *,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Search every query alone at ``run.k``; R@k, LLM calls and seconds per query."""
+    from logic_rag.evals.quest.metrics import evaluate_run
 
-    out = Path(args.out) / "cascade.json"
-    if out.is_file():
-        return {"fit": "reused", "path": str(out)}
-    started = time.perf_counter()
-    train = [q.query for q in _queries(args.train)]
-    fitted = fit_cascade(_config(retriever, verifier, args, (0.9, 0.9)), train, out)
+    configured = retriever.with_config(**_config(run, verifier))
+    cache = verifier.cache
+    scored = getattr(verifier, "stats", lambda: {})
+    ranking: dict[str, list[tuple[str, float]]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    for i, q in enumerate(queries):
+        lookups, new = cache.hits + cache.misses, scored().get("pairs", 0)
+        began = time.perf_counter()
+        hits = configured.search(q.query, k=run.k, strategy=run.strategy)
+        seconds = time.perf_counter() - began
+        ranking[q.qid] = [(h.id, float(h.score)) for h in hits]
+        info = (hits[0].logic.get("llm") if hits and hits[0].logic else None) or {}
+        asked = cache.hits + cache.misses - lookups
+        rows[q.qid] = {
+            "template": q.template,
+            # quality and llm-rerank report their calls; verify's are the cache lookups.
+            "calls": int(info.get("calls", asked)),
+            "all_pairs_calls": info.get("all_pairs_calls"),
+            "certified": info.get("certified"),
+            "new_checks": scored().get("pairs", 0) - new,
+            "seconds": round(seconds, 3),
+        }
+        log(f"{run.name}: {i + 1}/{len(queries)} {seconds:.1f} s, {rows[q.qid]['calls']} calls")
+    scores = evaluate_run(ranking, list(queries), ks=(run.k,), mrecall_ks=(run.k,))
+    key = f"R@{run.k}"
+    for qid, row in rows.items():
+        row[key] = scores["per_query"][qid][key]
+    calls = [r["calls"] for r in rows.values()]
+    certified = [r["certified"] for r in rows.values() if r["certified"] is not None]
     return {
-        "fit": "new",
-        "pairs_labelled": len(fitted.sample),
-        "seconds": round(time.perf_counter() - started, 1),
-        "llm": verifier.stats(),
+        "strategy": run.strategy,
+        "k": run.k,
+        "budget": run.budget,
+        "top": run.top,
+        "equal_to": run.equal_to,
+        key: scores["all"][key],
+        "by_template": {t: b[key] for t, b in scores["by_template"].items()},
+        "calls_mean": round(float(np.mean(calls)), 2) if calls else 0.0,
+        "calls_max": max(calls) if calls else 0,
+        "certified_share": round(float(np.mean(certified)), 3) if certified else None,
+        "new_checks": int(sum(r["new_checks"] for r in rows.values())),
+        "seconds_mean": round(float(np.mean([r["seconds"] for r in rows.values()])), 2),
+        "per_query": rows,
     }
 
 
-def plan(retriever: Any, verifier: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Open pairs per train query for each cut and target, from the fitted bands alone."""
-    from logic_rag.compose.kleene import atom_requirements
-    from logic_rag.pipeline.context import SearchContext
-    from logic_rag.pipeline.stage import Pipeline
-    from logic_rag.pipeline.state import QueryState, SearchBatch
-    from logic_rag.verifiers.cascade import CascadeVerify
-    from logic_rag.verifiers.thresholds import CascadeThresholds
-
-    thresholds = CascadeThresholds.load(Path(args.out) / "cascade.json")
-    train = [q.query for q in _queries(args.train)]
-    rows = []
-    for top in [int(t) if t != "all" else None for t in args.plan_tops.split(",")]:
-        for target in _targets(args):
-            config = _config(retriever, verifier, args, target).with_config(quality_top=top)
-            stages = list(config.pipeline("quality"))
-            at = next(i for i, s in enumerate(stages) if isinstance(s, CascadeVerify))
-            batch = SearchBatch([QueryState(p) for p in config.plan(train)], k=20)
-            Pipeline(stages[:at])(batch, SearchContext(config.resources))
-            opened, every = [], []
-            for state in batch:
-                negated = state.plan.negated
-                needs = atom_requirements(state.plan.logic, target[0])
-                rows_ = [i for i, a in enumerate(state.plan.atoms) if a not in negated]
-                delta = args.delta / max(1, len(rows_))
-                n_open = 0
-                for r in rows_:
-                    atom = state.plan.atoms[r]
-                    band = thresholds.band(
-                        positive=True,
-                        recall=needs.get((atom.text, True), target[0]),
-                        precision=target[1],
-                        delta=delta,
-                    )
-                    n_open += int((band.decide(state.probs[r]) == -1).sum())
-                opened.append(n_open)
-                every.append(len(rows_) * len(state.candidates))
-            rows.append(
-                {
-                    "top": top or "all",
-                    "target": list(target),
-                    "open_pairs_mean": round(float(np.mean(opened)), 1),
-                    "pairs_mean": round(float(np.mean(every)), 1),
-                }
-            )
-            print(json.dumps(rows[-1]), file=sys.stderr)
-    return rows
+def table(results: dict[str, Any], templates: Sequence[str]) -> str:
+    """The Markdown table of every finished run, with one column per template."""
+    head = ["run", "R@k", "LLM calls/query", "certified", *templates]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, r in results.items():
+        key = f"R@{r['k']}"
+        cells = [
+            name,
+            f"{r[key]:.3f}",
+            f"{r['calls_mean']:.1f}",
+            "" if r["certified_share"] is None else f"{r['certified_share']:.2f}",
+            *(f"{r['by_template'][t]:.3f}" if t in r["by_template"] else "" for t in templates),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
-def curve(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from logic_rag.evals.quest.runner import evaluate_strategies
-
-    everything = _subsample(_queries(args.dev), args)
-    limits = [int(v) for v in args.limits.split(",")] if args.limits else []
-    out: dict[str, Any] = {}
-    for i, target in enumerate(_targets(args)):
-        limit = limits[i] if i < len(limits) else 0
-        dev = everything[:limit] if limit else everything
-        config = _config(retriever, verifier, args, target)
-        before = verifier.stats()
-        result = evaluate_strategies(config, dev, ["quality"], depth=100)["quality"]
-        after = verifier.stats()
-        out[f"{target[0]}:{target[1]}"] = {
-            "queries": len(dev),
-            "R@20": result["all"]["R@20"],
-            "by_template": {t: b["R@20"] for t, b in result["by_template"].items()},
-            "costs": result["costs"],
-            "llm_pairs_scored": after.get("pairs", 0) - before.get("pairs", 0),
-            "seconds_note": "measured" if i == 0 else "answers of earlier targets reused",
-            "per_query": {
-                qid: {"R@20": row["R@20"], **row.get("costs", {})}
-                for qid, row in result["per_query"].items()
-            },
-        }
-        shown = {k: v for k, v in out[f"{target[0]}:{target[1]}"].items() if k != "per_query"}
-        print(json.dumps(shown), file=sys.stderr)
-        # Written after every target, so a long run leaves what it has measured.
-        (Path(args.out) / "curve.json").write_text(json.dumps(out, indent=2))
-    return out
+def _budget(text: str) -> int | None:
+    if text.strip().lower() in ("none", "all", "inf"):
+        return None
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"a budget must be >= 1 or 'none', got {text!r}")
+    return value
 
 
-def check(retriever: Any, verifier: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Each target's result set against the all-pairs LLM result set, per query."""
-    from logic_rag.compose.kleene import TRUE, kleene_truth
-    from logic_rag.pipeline.context import SearchContext
-    from logic_rag.pipeline.state import QueryState, SearchBatch
-    from logic_rag.verifiers.base import CheckRequest
+def _retriever(args: argparse.Namespace, data: Path, log: Callable[[str], None]) -> Any:
+    from logic_rag.logic_retriever import LogicRetriever
 
-    dev = _subsample(_queries(args.dev), args)[: args.check_queries]
-    out: dict[str, Any] = {}
-    for target in _targets(args):
-        config = _config(retriever, verifier, args, target)
-        met, recalls = 0, []
-        for q in dev:
-            state = QueryState(config.plan([q.query])[0])
-            batch = SearchBatch([state], k=20)
-            ctx = SearchContext(config.resources)
-            config.pipeline("quality")(batch, ctx)
-            rows, values = state.trace["cascade_values"]
-            atoms = state.plan.atoms
-            cand = state.candidates
-            # The reference: the LLM on every eligible pair of the same candidates.
-            reference = values.copy()
-            if rows:
-                checked = verifier.check(
-                    [CheckRequest(tuple(atoms[r].text for r in rows), cand)], ctx
-                )[0]
-                reference[rows] = np.where(checked.probs >= 0.5, 1, 0)
-            cheap = (state.probs >= 0.5).astype(np.int8)  # atoms the LLM never checks
-            others = [i for i in range(len(atoms)) if i not in rows]
-            reference[others] = cheap[others]
-            got = values.copy()
-            got[others] = cheap[others]
-            truth = {a.text: reference[i] for i, a in enumerate(atoms)}
-            want = kleene_truth(state.plan.logic, truth) == TRUE
-            have = kleene_truth(state.plan.logic, {a.text: got[i] for i, a in enumerate(atoms)})
-            if want.sum() == 0:
-                continue
-            recall = float((have[want] == TRUE).mean())
-            recalls.append(recall)
-            met += recall >= target[0]
-        out[f"{target[0]}:{target[1]}"] = {
-            "queries": len(recalls),
-            "met_share": round(met / len(recalls), 3) if recalls else None,
-            "recall_mean": round(float(np.mean(recalls)), 4) if recalls else None,
-            "recall_min": round(float(np.min(recalls)), 4) if recalls else None,
-        }
-        print(
-            json.dumps({f"{target[0]}:{target[1]}": out[f"{target[0]}:{target[1]}"]}),
-            file=sys.stderr,
-        )
-    return out
+    if args.index:
+        return LogicRetriever.load(args.index)
+    folder = Path(args.out) / f"index-{args.model}"
+    from logic_rag.index.store import has_index_manifest
+
+    if has_index_manifest(folder):
+        return LogicRetriever.load(folder)
+    from logic_rag.corpus import load_documents
+
+    began = time.perf_counter()
+    retriever = LogicRetriever.build(load_documents(data / "documents.jsonl"), model=args.model)
+    retriever.save(folder)
+    log(f"index of {len(retriever)} pages built in {time.perf_counter() - began:.0f} s")
+    return retriever
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--index", required=True)
-    p.add_argument("--train", required=True)
-    p.add_argument("--dev", required=True)
-    p.add_argument("--out", required=True)
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True, help="run folder (results, verdicts, index)")
+    p.add_argument("--index", default=None, help="an index of QUEST-attr (default: build one)")
+    p.add_argument("--model", default="minilm", help="encoder when the index is built")
     p.add_argument("--llm", default="qwen2.5-1.5b", help="generator spec of the LLM verifier")
-    p.add_argument("--targets", default=TARGETS, help="recall:precision targets, in order")
-    p.add_argument("--delta", type=float, default=0.1)
-    p.add_argument("--sample", type=int, default=400, help="pairs the LLM labels to fit")
-    p.add_argument("--top", type=int, default=40, help="Cutoff before the cascade (0: none)")
-    p.add_argument("--plan-tops", default="40,60,100,all")
-    p.add_argument("--steps", default="fit,plan,curve,check")
-    p.add_argument("--limits", default="", help="dev queries per target, e.g. 0,0,20 (0: all)")
-    p.add_argument("--check-queries", type=int, default=12)
-    p.add_argument("--every", type=int, default=1, help="every Nth dev query (a fixed subsample)")
-    p.add_argument(
-        "--per-template", type=int, default=0, help="the first N dev queries per template"
-    )
+    p.add_argument("--ks", default="5,20", help="the caller's k, comma-separated")
+    p.add_argument("--budgets", default="10,20,40,none", help="quality_max_calls values")
+    p.add_argument("--all-pairs-top", type=int, default=40, help="verify's verifier_top (0: skip)")
+    p.add_argument("--per-template", type=int, default=1, help="dev queries per template (0: all)")
+    p.add_argument("--only", default="", help="run only these strategies (comma-separated)")
     args = p.parse_args(argv)
-    args.top = args.top or None
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    retriever, verifier = _load(args)
-    report: dict[str, Any] = {"args": vars(args)}
-    steps = {"fit": fit, "plan": plan, "curve": curve, "check": check}
-    for step in args.steps.split(","):
-        report[step] = steps[step](retriever, verifier, args)
-        path = Path(args.out) / f"{step}.json"
-        path.write_text(json.dumps(report[step], indent=2))
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        ks = [int(k) for k in args.ks.split(",")]
+        budgets = [_budget(b) for b in args.budgets.split(",")]
+        if any(k < 1 for k in ks) or args.per_template < 0 or args.all_pairs_top < 0:
+            raise ValueError("k, --per-template and --all-pairs-top must be positive")
+        from logic_rag.paths import shared_data_dir
+
+        data = shared_data_dir() / "quest" / "attr"
+        if not (data / "train_dev.jsonl").is_file():
+            raise ValueError(f"QUEST-attr data not found in {data}")
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        from logic_rag.verifiers.llm import LLMVerifier
+
+        fingerprint = LLMVerifier(generator=args.llm).fingerprint()
+        cache = SavedVerdicts(out / "verdicts.json", fingerprint)
+    except (ValueError, OSError) as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    from logic_rag.atomic import atomic_write_json, atomic_write_text
+
+    queries = dev_queries(data, per_template=args.per_template)
+    atomic_write_json(
+        out / "queries.json",
+        {
+            "chosen": f"first {args.per_template or 'all'} per template of the seed-0 dev split",
+            "queries": [{"qid": q.qid, "template": q.template, "query": q.query} for q in queries],
+        },
+    )
+    templates = sorted({q.template or "?" for q in queries})
+    retriever = _retriever(args, data, log)
+    verifier = LLMVerifier(generator=args.llm, cache=cache)
+    only = set(filter(None, args.only.split(",")))
+    results: dict[str, Any] = {}
+    settings = {**vars(args), "queries": len(queries), "documents": len(retriever)}
+    for run in plan_runs(ks, budgets, args.all_pairs_top):
+        if only and run.strategy not in only:
+            continue
+        if run.strategy == "llm-rerank":
+            if run.equal_to not in results:
+                continue
+            mean = results[run.equal_to]["calls_mean"]
+            run = Run("llm-rerank", run.k, top=max(1, int(round(mean))), equal_to=run.equal_to)
+        results[run.name] = measure(retriever, verifier, queries, run, log=log)
+        shown = {k: v for k, v in results[run.name].items() if k != "per_query"}
+        log(json.dumps({run.name: shown}))
+        atomic_write_json(out / "results.json", {"settings": settings, "runs": results})
+        atomic_write_text(out / "table.md", table(results, templates) + "\n")
+    print(table(results, templates))
     return 0
 
 
