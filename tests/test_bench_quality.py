@@ -1,0 +1,34 @@
+"""benchmarks/bench_quality.py on ten real pages (MiniLM, a test-double LLM): the rows it
+times are the pipelines it names, at each k, with the calls each one asked."""
+
+from __future__ import annotations
+
+from benchmarks.bench_quality import time_pipelines
+from tests.verifiers.test_llm import FakeGenerator
+
+QUERY = "novels that are not science fiction novels"
+
+
+def test_time_pipelines_rows_and_calls(quest_novel_pages, minilm):
+    from logic_rag import Document
+    from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.verifiers.llm import LLMVerifier
+
+    docs = [Document(id=p["title"], title=p["title"], text=p["text"]) for p in quest_novel_pages]
+    retriever = LogicRetriever.build(docs, model=minilm)
+    verifier = LLMVerifier(generator=FakeGenerator())
+    out = time_pipelines(
+        retriever, verifier, [QUERY], ks=(2, 5), pool=8, budget=None, log=lambda _: None
+    )
+    assert set(out["by_k"]) == {2, 5}
+    for row in out["by_k"].values():
+        assert set(row) == {"vanilla", "quality", "llm_rerank"}
+        assert row["vanilla"]["llm_calls_mean"] == 0
+        q = row["quality"]
+        assert q["all_pairs_calls_mean"] == 8  # the pool's 8 pages x one positive atom
+        assert 0 < q["llm_calls_mean"] <= 8 and q["p50_s"] > 0
+        r = row["llm_rerank"]
+        assert r["llm_rerank_top"] == max(1, round(q["llm_calls_mean"]))
+        assert r["llm_calls_mean"] == r["llm_rerank_top"]  # one whole-query check per page
+    every = out["all_pairs_verify"]
+    assert every["queries"] == 1 and every["llm_calls_mean"] == 8
