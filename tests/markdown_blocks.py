@@ -8,8 +8,10 @@ folder, so files a block writes (``retriever.save("orchid-index")``) go nowhere 
 A block that cannot run offline or fast is marked in the page itself, right above it:
 ``<!-- docs-test: skip REASON -->``; the reason is reported by pytest. A block whose
 imports need an optional framework that is not installed is skipped with that name.
-``--8<-- "path"`` lines (pymdownx.snippets, as the site renders them) are replaced by the
-file they name, relative to the repository root.
+``--8<-- "path"`` lines (pymdownx.snippets) are still replaced by the file they name,
+relative to the repository root, but the guides show their code inline: the repository
+host renders Markdown without the snippets extension, where an include reads as a bare
+``--8<--`` line instead of code.
 """
 
 from __future__ import annotations
@@ -55,6 +57,39 @@ def python_blocks(markdown: str) -> list[Block]:
     return blocks
 
 
+_SHELL_FENCE = re.compile(r"^```(?:bash|sh|console)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One shell command of a page (backslash continuations joined): its first line in the
+    page and its text, comments and all."""
+
+    line: int
+    text: str
+
+
+def shell_commands(markdown: str) -> list[Command]:
+    """Every command of the page's ``bash`` blocks, in order."""
+    commands = []
+    for match in _SHELL_FENCE.finditer(markdown):
+        first = markdown.count("\n", 0, match.start()) + 2
+        pending: list[str] = []
+        start = first
+        for offset, raw in enumerate(match.group(1).splitlines()):
+            if not pending:
+                start = first + offset
+            if raw.rstrip().endswith("\\"):
+                pending.append(raw.rstrip()[:-1])
+                continue
+            pending.append(raw)
+            text = " ".join(part.strip() for part in pending).strip()
+            pending = []
+            if text and not text.startswith("#"):
+                commands.append(Command(start, text))
+    return commands
+
+
 def _missing_optional(code: str) -> str | None:
     for node in ast.walk(ast.parse(code)):
         names = []
@@ -83,6 +118,33 @@ def run_page(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int
             pytest.skip(f"{path.name}:{block.line} needs {missing} (an optional extra)")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__docs__"}
-    for block in runnable:
-        exec(compile(block.code, f"{path}:{block.line}", "exec"), namespace)  # noqa: S102
+    saved = _framework_settings("\n".join(b.code for b in runnable))
+    try:
+        for block in runnable:
+            exec(compile(block.code, f"{path}:{block.line}", "exec"), namespace)  # noqa: S102
+    finally:
+        _restore_framework_settings(saved)
     return len(runnable)
+
+
+_SETTINGS = ("_llm", "_embed_model")
+
+
+def _framework_settings(code: str) -> dict[str, object]:
+    """LlamaIndex's process-wide ``Settings`` that a page may set (``Settings.llm = None``);
+    empty when the page does not use LlamaIndex."""
+    if "llama_index" not in code or importlib.util.find_spec("llama_index") is None:
+        return {}
+    from llama_index.core import Settings
+
+    return {name: getattr(Settings, name) for name in _SETTINGS if hasattr(Settings, name)}
+
+
+def _restore_framework_settings(saved: dict[str, object]) -> None:
+    """Put the settings back, so that the next test does not inherit a page's choices."""
+    if not saved:
+        return
+    from llama_index.core import Settings
+
+    for name, value in saved.items():
+        setattr(Settings, name, value)
