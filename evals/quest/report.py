@@ -33,6 +33,7 @@ __all__ = [
     "load_results",
     "format_overall_table",
     "format_table",
+    "fillable_metrics",
     "write_report_md",
     "plot_recall_by_template",
     "plot_similarity_scatter",
@@ -197,6 +198,44 @@ def _ordered_templates(results_by_strategy: Mapping[str, Mapping[str, Any]]) -> 
     return known + sorted(found - set(QUEST_TEMPLATES))
 
 
+_NOT_COMPUTED = "(not computed for these queries)\n"
+
+#: Why a metric can be missing from every strategy's results.
+_WHY_MISSING = {
+    "violation_rate": "needs atom gold sets for the negated atoms (atoms.jsonl beside the "
+    "queries, or --atoms) and queries with a NOT",
+    "pairwise_order": "needs atom gold sets (atoms.jsonl or --atoms)",
+}
+
+
+def fillable_metrics(parts: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]) -> list[str]:
+    """The ``metrics`` that at least one strategy has a value for (overall or in some
+    template): a column of dashes says nothing, so the tables leave such metrics out."""
+    kept = []
+    for metric in metrics:
+        for part in parts.values():
+            blocks = [part.get("all") or {}, *(part.get("by_template") or {}).values()]
+            if any(isinstance(b, Mapping) and b.get(metric) is not None for b in blocks):
+                kept.append(metric)
+                break
+    return kept
+
+
+def _missing_note(metrics: Sequence[str]) -> str:
+    reasons = "; ".join(f"`{m}` {_WHY_MISSING.get(m, 'could not be computed')}" for m in metrics)
+    return f"Not computed, so not shown: {reasons}."
+
+
+def _model_beside(report: Path, strategy: str) -> str | None:
+    """The model recorded in ``STRATEGY/results.json`` next to the report, if any."""
+    try:
+        data = json.loads((report.parent / strategy / RESULTS_FILENAME).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
 def _fmt(value: Any, digits: int) -> str:
     if value is None:
         return "–"
@@ -236,6 +275,9 @@ def format_table(
         raise ValueError("no metrics to tabulate")
     parts = {name: _metrics_of(result) for name, result in results_by_strategy.items()}
     rows_for = list(templates) if templates is not None else _ordered_templates(parts)
+    metrics = fillable_metrics(parts, metrics)
+    if not metrics:
+        return _NOT_COMPUTED
     header = ["template", "n"] + [
         _cell(f"{strategy} {metric}") for strategy in parts for metric in metrics
     ]
@@ -266,17 +308,26 @@ def format_overall_table(
     metrics: Sequence[str] = DEFAULT_OVERALL_METRICS,
     *,
     digits: int = 3,
+    models: Mapping[str, str] | None = None,
 ) -> str:
-    """Markdown table: one row per strategy (with its model), one column per metric (all)."""
+    """Markdown table: one row per strategy (with its model), one column per metric (all).
+
+    The model comes from the result (a ``results.json`` dict), else from ``models``
+    (strategy -> model); metrics no strategy could compute are left out (see
+    :func:`fillable_metrics`).
+    """
     if not results_by_strategy:
         raise ValueError("no strategies to tabulate")
+    parts = {name: _metrics_of(result) for name, result in results_by_strategy.items()}
+    metrics = fillable_metrics(parts, metrics)
     lines = [
         "| strategy | model | n | " + " | ".join(_cell(m) for m in metrics) + " |",
         "|---|---|---:|" + "---:|" * len(metrics),
     ]
     for name, result in results_by_strategy.items():
         block = _metrics_of(result)["all"]
-        model = result.get("model", "–") if "metrics" in result else "–"
+        model = result.get("model") if "metrics" in result else None
+        model = model or (models or {}).get(name) or "not recorded"
         cells = [_cell(name), _cell(str(model)), _fmt(block.get("n"), digits)]
         cells += [_fmt(block.get(m), digits) for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
@@ -292,17 +343,37 @@ def write_report_md(
     template_metrics: Sequence[str] = DEFAULT_TABLE_METRICS,
     figures: Iterable[str | os.PathLike[str]] = (),
     notes: str | None = None,
+    model: str | None = None,
 ) -> Path:
     """Write a markdown report: overall table, one per-template table per metric, figures.
 
-    Figure links are made relative to the report's folder when possible.
+    Figure links are made relative to the report's folder when possible. Each strategy's
+    model comes from its result, else ``model``, else the ``results.json`` written beside
+    the report (``STRATEGY/results.json``). A metric that no strategy could compute (for
+    example ``violation_rate`` without atom gold sets) gets no table, and the report says
+    why it is missing instead of printing a column of dashes.
     """
     path = Path(path)
     out = [f"# {title}", ""]
     if notes:
         out += [notes.strip(), ""]
-    out += ["## Overall", "", format_overall_table(results_by_strategy, overall_metrics)]
+    models = {
+        name: model or _model_beside(path, name) or "not recorded" for name in results_by_strategy
+    }
+    out += [
+        "## Overall",
+        "",
+        format_overall_table(results_by_strategy, overall_metrics, models=models),
+    ]
+    parts = {name: _metrics_of(result) for name, result in results_by_strategy.items()}
+    missing = [
+        m for m in (*overall_metrics, *template_metrics) if not fillable_metrics(parts, (m,))
+    ]
+    if missing:
+        out += [_missing_note(sorted(set(missing), key=list(missing).index)), ""]
     for metric in template_metrics:
+        if metric in missing:
+            continue
         out += [f"## {metric} by template", ""]
         out.append(format_table(results_by_strategy, (metric,)))
     figure_list = list(figures)

@@ -93,21 +93,36 @@ def test_format_table_layout() -> None:
         "vanilla": {"strategy": "vanilla", "model": "m", "metrics": _metrics(0.25)},
         "logic|ops": _metrics(0.5),  # an evaluate_run dict works too; pipes are escaped
     }
+    # violation_rate is None everywhere here (no atom gold sets): its columns are left out
+    # rather than printed as dashes (issue 43); a metric with some value keeps its column.
     table = format_table(results, ("R@20", "violation_rate"))
     lines = table.strip().splitlines()
-    assert lines[0] == (
-        "| template | n | vanilla R@20 | vanilla violation_rate | logic\\|ops R@20 "
-        "| logic\\|ops violation_rate |"
-    )
+    assert lines[0] == "| template | n | vanilla R@20 | logic\\|ops R@20 |"
     # QUEST order: "_" before "_ that are not _", then the all row
-    assert lines[2].startswith("| `_` | 1 | 0.250 | – | 0.500 | – |")
+    assert lines[2].startswith("| `_` | 1 | 0.250 | 0.500 |")
     assert lines[3].startswith("| `_ that are not _` | 1 |")
     assert lines[4].startswith("| **all** | 2 |")
     assert len(lines) == 5
     separators = {line.count("|") - line.count("\\|") for line in lines}
-    assert separators == {7}  # 6 columns on every row (escaped pipes do not split cells)
-    overall = format_overall_table(results, ("R@20",))
-    assert "| vanilla | m | 2 |" in overall and "| logic\\|ops | – | 2 |" in overall
+    assert separators == {5}  # 4 columns on every row (escaped pipes do not split cells)
+    assert format_table(results, ("violation_rate",)).startswith("(not computed")
+    results["vanilla"]["metrics"]["by_template"]["_ that are not _"]["violation_rate"] = 0.5
+    with_one = format_table(results, ("violation_rate",)).strip().splitlines()
+    assert with_one[2].startswith("| `_` | 1 | – | – |")  # not applicable: a dash
+    overall = format_overall_table(results, ("R@20",), models={"logic|ops": "gemma"})
+    assert "| vanilla | m | 2 |" in overall and "| logic\\|ops | gemma | 2 |" in overall
+    assert "| logic\\|ops | not recorded | 2 |" in format_overall_table(results, ("R@20",))
+
+
+def test_report_names_the_model_and_says_what_it_left_out(tmp_path: Path) -> None:
+    """What `eval quest` writes: per-strategy results.json beside report.md."""
+    results = {"vanilla": _metrics(0.25), "rerank": _metrics(0.5)}
+    for name, metrics in results.items():
+        write_results(tmp_path / name, strategy=name, model="embeddinggemma-300m", metrics=metrics)
+    text = write_report_md(tmp_path / "report.md", results).read_text(encoding="utf-8")
+    assert "| vanilla | embeddinggemma-300m |" in text and "| – |" not in text.split("##")[1]
+    assert "## violation_rate by template" not in text
+    assert "`violation_rate` needs atom gold sets" in text
 
 
 def test_write_report_and_plots(tmp_path: Path) -> None:
