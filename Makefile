@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh clone:
-#   make demo   builds .venv, then runs logic-rag's demo on a generated world
+#   make demo   builds .venv, then runs logic-rag's demo on WordNet's definitions (apt-get install wordnet-base)
 #   make test   builds .venv, then runs the test suite (what .ci/run calls)
 PYTHON ?= python3
 VENV   ?= .venv
