@@ -50,6 +50,8 @@ def index_dir(tmp_path: Path) -> Path:
         (["--queries", "/no/such/file.jsonl"], "no such file"),
         (["q", "--strategy", "splade"], "needs a SPLADE index"),
         (["q", "--verifier", "llm:qwen2.5-1.5b"], "--verifier applies to --strategy verify"),
+        (["q", "--model", "nosuchmodel"], "unknown model 'nosuchmodel'"),
+        (["q", "--decomposer", "llm", "--decomposer-model", "nosuch"], "unknown model 'nosuch'"),
     ],
 )
 def test_search_fails_before_loading(
