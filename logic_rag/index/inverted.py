@@ -17,7 +17,6 @@ manifest last, so a crash leaves either the old index or a checksum mismatch tha
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import zipfile
 from collections.abc import Mapping
@@ -29,6 +28,7 @@ import scipy.sparse as sp
 
 from logic_rag.atomic import atomic_open, atomic_write_json
 from logic_rag.errors import IndexCorruptError, IndexMismatchError
+from logic_rag.json_limits import loads_bounded
 
 __all__ = ["InvertedIndex", "top_k", "as_query_matrix"]
 
@@ -277,7 +277,7 @@ class InvertedIndex:
             try:
                 if len(manifest_text) > _MAX_MANIFEST:
                     raise ValueError("manifest too large")
-                manifest = json.loads(manifest_text.decode("utf-8"))
+                manifest = loads_bounded(manifest_text.decode("utf-8"))
                 vocab_size = int(manifest["vocab_size"])
                 n_docs = int(manifest["n_docs"])
                 version = int(manifest["format_version"])

@@ -79,6 +79,7 @@ from logic_rag.index.milvus_local import (
     offsets_from_owners,
     sentence_rows,
 )
+from logic_rag.json_limits import loads_bounded
 
 if TYPE_CHECKING:
     from logic_rag.index.passages import PassageVectors
@@ -532,7 +533,7 @@ class MilvusStore:
         info = self.client.describe_collection(name)
         raw = (info.get("properties") or {}).get(_MANIFEST_PROPERTY)
         try:
-            manifest = json.loads(raw) if isinstance(raw, str) else None
+            manifest = loads_bounded(raw) if isinstance(raw, str) else None
         except ValueError:
             manifest = None
         if not isinstance(manifest, dict) or manifest.get("format") != STORE_FORMAT:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import json
 import os
 import stat
 import time
@@ -32,6 +31,7 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from logic_rag.errors import IndexCorruptError
+from logic_rag.json_limits import loads_bounded
 
 __all__ = [
     "IndexSnapshot",
@@ -298,8 +298,8 @@ def _open_once(folder: Path, verify: bool, check: Any) -> IndexSnapshot:
             raise IndexCorruptError(f"{folder / MANIFEST_NAME} is not a logic-rag index manifest")
         raw = os.pread(manifest_fd, info.st_size, 0)
         try:
-            manifest = json.loads(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            manifest = loads_bounded(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:  # JSON errors, nesting past 64
             raise IndexCorruptError(
                 f"{folder / MANIFEST_NAME} is not valid JSON ({exc}); rebuild the index"
             ) from None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import re
@@ -37,6 +36,7 @@ from typing import Any
 from logic_rag.atomic import atomic_write_json, make_public_dir
 from logic_rag.errors import IndexCorruptError
 from logic_rag.index.snapshot import open_snapshot
+from logic_rag.json_limits import loads_bounded
 
 __all__ = [
     "MANIFEST_NAME",
@@ -101,7 +101,7 @@ def _load_manifest_json(path: Path) -> Any:
     try:
         if not stat.S_ISREG(path.lstat().st_mode):
             return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_bounded(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 

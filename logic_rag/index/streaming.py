@@ -70,6 +70,7 @@ from logic_rag.index.passages import (
     split_corpus,
 )
 from logic_rag.index.store import check_out_dir, file_sha256, write_folder
+from logic_rag.json_limits import loads_bounded
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -281,7 +282,7 @@ def _open_progress(work: Path, inputs: dict[str, Any]) -> dict[str, Any]:
     path = work / PROGRESS_FILE
     if path.exists():
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = loads_bounded(path.read_text(encoding="utf-8"))
             ok = record.get("format") == _FORMAT and isinstance(record.get("chunks"), list)
         except (OSError, ValueError, AttributeError):
             ok = False

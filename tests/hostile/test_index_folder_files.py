@@ -167,3 +167,34 @@ def test_verify_false_skips_the_scan_of_mapped_vectors(built, tmp_path, minilm):
     _replace_npy(folder, "passages.npy", vectors)
     loaded = LogicRetriever.load(folder, model=minilm, verify=False)
     assert np.isnan(loaded.passages.rows(np.array([0]))).any()
+
+
+def _deep(depth: int = 5_000) -> str:
+    return '{"a": ' + "[" * depth + "]" * depth + "}"
+
+
+def test_a_deeply_nested_manifest_is_one_line(tmp_path, capsys):
+    """``RecursionError`` from the manifest parser was a traceback (search and index)."""
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(_deep())
+    assert cli.main(["search", str(folder), "fruits"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("logic-rag")]
+    assert len(err) == 1 and "manifest.json is not valid JSON" in err[0], err
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a page\n")
+    assert cli.main(["index", "--docs", str(corpus), "--out", str(folder), "-q"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("logic-rag")]
+    assert len(err) == 1 and "is not a logic-rag index folder" in err[0], err
+
+
+def test_a_deeply_nested_build_record_is_refused(tmp_path, minilm):
+    from logic_rag.index import streaming
+
+    work = streaming.work_folder(tmp_path / "idx")
+    work.mkdir()
+    (work / "progress.json").write_text(_deep())
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a page\n")
+    with pytest.raises(IndexCorruptError, match="is not a logic-rag build record"):
+        streaming.stream_index(corpus, tmp_path / "idx", model=minilm, chunk_size=2)
