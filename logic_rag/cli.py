@@ -588,6 +588,8 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         max_pairs=args.max_pairs,
         yes_threshold=args.yes_threshold,
         loss=args.loss,
+        base=args.base,
+        query_only=args.query_only,
         max_steps=args.max_steps,
         verifier_max_steps=args.max_steps,
         seed=args.seed,
@@ -599,7 +601,11 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         verifier=args.verifier,
         settings=settings,
         progress=not args.quiet,
+        stop_after=args.stop_after,
     )
+    if args.stop_after is not None and args.stop_after != "card":
+        print(f"stopped after {args.stop_after}; rerun without --stop-after to go on ({args.out})")
+        return 0
     labels = result.phases.get("labels", {})
     composed = result.phases.get("composed", {})
     print(
@@ -1110,6 +1116,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="P(yes) at which a pair counts as a member (default 0.5)",
     )
     p.add_argument("--loss", choices=["supcon", "logicol"], default="supcon")
+    p.add_argument(
+        "--base", default=None, help="bi-encoder to fine-tune (default: the index's model)"
+    )
+    p.add_argument(
+        "--query-only",
+        action="store_true",
+        help="train the query encoder only, so the index stays valid (EmbeddingGemma on CPU)",
+    )
+    p.add_argument(
+        "--stop-after",
+        choices=["atoms", "labels", "composed", "model", "verifier", "calibration"],
+        default=None,
+        help="return after this phase (e.g. labels, to read the verdicts before training)",
+    )
     p.add_argument(
         "--max-steps",
         type=int,

@@ -1,0 +1,70 @@
+"""``logic-rag adapt`` on the command line: a whole run with the embedding verifier as the
+(cheap) teacher, a stop after the labels, and bad input as one line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+
+from logic_rag.cli import main
+
+
+def test_cli_runs_every_phase_and_resumes_after_a_stop(tiny_index, tmp_path, capsys):
+    index, queries = tiny_index
+    out = tmp_path / "run"
+    argv = [
+        "adapt",
+        str(index),
+        "--out",
+        str(out),
+        "--queries",
+        str(queries),
+        "--verifier",
+        "embedding",
+        "--max-pairs",
+        "40",
+        "--max-steps",
+        "1",
+        "--quiet",
+    ]
+    assert main([*argv, "--stop-after", "labels"]) == 0
+    assert "stopped after labels" in capsys.readouterr().out
+    state = json.loads((out / "state.json").read_text())
+    assert list(state["phases"]) == ["atoms", "labels"]
+    assert not (out / "model").exists()
+    labels = (out / "labels.jsonl").read_bytes()
+
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert f"--model {out / 'model'}" in said and f"cross-encoder:{out / 'verifier'}" in said
+    state = json.loads((out / "state.json").read_text())
+    assert list(state["phases"]) == [
+        "atoms",
+        "labels",
+        "composed",
+        "model",
+        "verifier",
+        "calibration",
+        "card",
+    ]
+    assert (out / "labels.jsonl").read_bytes() == labels  # labelled once, before the stop
+    for product in ("model", "verifier", "calibration.json", "README.md"):
+        assert (out / product).exists(), product
+
+
+def test_cli_bad_settings_are_one_line(tiny_index, tmp_path, capsys):
+    index, queries = tiny_index
+    code = main(
+        [
+            "adapt",
+            str(index),
+            "--out",
+            str(tmp_path / "run"),
+            "--queries",
+            str(queries),
+            "--yes-threshold",
+            "1.5",
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["logic-rag adapt: error: yes-threshold must lie strictly between 0 and 1"]
