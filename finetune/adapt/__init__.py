@@ -8,6 +8,7 @@
 * :mod:`.training`: the bi-encoder and the cross-encoder via the existing recipes.
 * :mod:`.calibration`: isotonic map from the embedding evidence to P(teacher says yes).
 * :mod:`.card`: the folder's ``README.md``.
+* :mod:`.gold`: :class:`KnownSetsVerifier`, the gold-label control (same plan, known sets).
 
 Names resolve lazily (PEP 562): importing this package imports neither torch nor
 sentence-transformers.
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "PHASES": "state",
     "compose_queries": "composed",
     "load_calibration": "calibration",
+    "KnownSetsVerifier": "gold",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .calibration import load_calibration
     from .composed import compose_queries
     from .driver import DEFAULT_TEACHER, AdaptResult, adapt
+    from .gold import KnownSetsVerifier
     from .state import PHASES, AdaptError, AdaptSettings
 
 

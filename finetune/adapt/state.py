@@ -171,9 +171,14 @@ class RunState:
         atomic_write_json(self.path, {"fingerprint": self.fingerprint, "phases": self.phases})
 
 
+#: Settings that change how fast a run goes, not what it produces: a run may resume with
+#: other values (e.g. a bigger labelling batch once it moves to a GPU).
+FREE_TO_CHANGE = frozenset({"label_batch"})
+
+
 def settings_dict(settings: AdaptSettings) -> dict[str, Any]:
-    """The settings as the fingerprint and the card record them."""
-    return asdict(settings)
+    """The settings that are part of the fingerprint (all but :data:`FREE_TO_CHANGE`)."""
+    return {k: v for k, v in asdict(settings).items() if k not in FREE_TO_CHANGE}
 
 
 def _differences(old: Any, new: dict[str, Any]) -> list[str]:

@@ -1,6 +1,6 @@
 """Run ``adapt`` up to the labels with a scripted teacher that can kill its own process.
 
-Used by ``test_resume.py`` as ``python label_child.py INDEX QUERIES OUT KILL_AFTER``: with
+Used by ``test_resume.py`` as ``python label_child.py INDEX QUERIES OUT KILL_AFTER [BATCH]``: with
 KILL_AFTER > 0 the process sends itself SIGKILL (no cleanup, no flush) when the teacher is
 asked to score a batch that would take it past KILL_AFTER pairs.
 """
@@ -46,7 +46,8 @@ class HashTeacher(PairVerifier):
 
 def main(argv: Sequence[str]) -> int:
     index, queries, out, kill_after = argv[0], argv[1], argv[2], int(argv[3])
-    settings = AdaptSettings(max_pairs=60, top_k=5, random_pages=2, label_batch=8)
+    batch = int(argv[4]) if len(argv) > 4 else 8
+    settings = AdaptSettings(max_pairs=60, top_k=5, random_pages=2, label_batch=batch)
     adapt(
         index,
         out,

@@ -19,10 +19,18 @@ import pytest
 CHILD = Path(__file__).with_name("label_child.py")
 
 
-def _child(index, queries, out, kill_after):
+def _child(index, queries, out, kill_after, batch=8):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "LOGIC_RAG_DEFAULT_MODEL": "minilm"}
     return subprocess.run(
-        [sys.executable, str(CHILD), str(index), str(queries), str(out), str(kill_after)],
+        [
+            sys.executable,
+            str(CHILD),
+            str(index),
+            str(queries),
+            str(out),
+            str(kill_after),
+            str(batch),
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -49,7 +57,8 @@ def test_resume_after_a_kill_mid_labelling_gives_the_same_labels(tiny_index, tmp
     with (tmp_path / "run" / "labels.jsonl").open("ab") as handle:
         handle.write(b'{"key": "0123", "atom": "Orch')
 
-    resumed = _child(index, queries, tmp_path / "run", 0)
+    # Resumed with another batch size (it changes speed, not results: not in the fingerprint).
+    resumed = _child(index, queries, tmp_path / "run", 0, batch=5)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"scored {planned - 16}" in resumed.stdout  # the 16 done pairs were not asked again
     assert (tmp_path / "run" / "labels.jsonl").read_bytes() == expected
