@@ -46,12 +46,16 @@ ROOTS: tuple[tuple[str, str], ...] = (
 
 #: Queries printed in the terminal, in QUEST's wording; each names categories of the corpus.
 SHOWCASE: tuple[tuple[str, str], ...] = (
+    ("birds that are not birds of prey", "_ that are not _"),
     ("birds of prey that are not hawks", "_ that are not _"),
     ("hunting dogs that are not hounds", "_ that are not _"),
     ("edible fruits that are also berries", "_ that are also _"),
     ("owls or eagles or falcons", "_ or _ or _"),
     ("reptiles that are also snakes but not vipers", "_ that are also _ but not _"),
 )
+
+#: Showcase queries with more answers than this are printed but not measured.
+MAX_MEASURED = 100
 
 _TEMPLATES = (
     "_ that are not _",
@@ -69,12 +73,15 @@ class WordNetNotInstalledError(LogicRagError, FileNotFoundError):
 
 @dataclass(frozen=True)
 class WordNetDemoSet:
-    """The demo's corpus, its queries (QUEST records) and each category's answer set."""
+    """The demo's corpus, the queries it measures recall on (QUEST records), each
+    category's answer set, and the showcase queries printed in the terminal (those with at
+    most :data:`MAX_MEASURED` answers are measured too; recall@20 of a larger set says
+    little)."""
 
     documents: list[Any]
     queries: list[Any]
     categories: dict[str, frozenset[str]]
-    showcase: list[str]
+    showcase: list[Any]
 
 
 def _plurals(wordnet_dir: Path) -> dict[str, str]:
@@ -312,17 +319,18 @@ def load_wordnet_demo(
     ]
     categories = _categories(synsets, corpus - taxa, _plurals(folder))
     rng = random.Random(seed)
-    rows: list[tuple[str, str, frozenset[str], tuple[str, ...]]] = []
-    showcase = []
+    shown: list[tuple[str, str, frozenset[str], tuple[str, ...]]] = []
     for text, template in SHOWCASE:
         found = _gold(text, template, categories)
         if found is not None:
-            rows.append((text, template, found[0], found[1]))
-            showcase.append(text)
-    seen = {r[0] for r in rows}
+            shown.append((text, template, found[0], found[1]))
+    rows = [r for r in shown if len(r[2]) <= MAX_MEASURED]
+    seen = {r[0] for r in shown}
     rows += [r for r in _sample(categories, per_template, rng) if r[0] not in seen and r[2]]
-    queries = [
-        QuestQuery(
+
+    def record(i: int, row: tuple[str, str, frozenset[str], tuple[str, ...]]) -> Any:
+        text, template, gold, atoms = row
+        return QuestQuery(
             qid=f"wordnet:{i}",
             query=text,
             docs=gold,
@@ -331,6 +339,8 @@ def load_wordnet_demo(
             atoms=atoms,
             metadata={"atoms": list(atoms)},
         )
-        for i, (text, template, gold, atoms) in enumerate(rows)
-    ]
+
+    queries = [record(i, row) for i, row in enumerate(rows)]
+    by_text = {q.query: q for q in queries}
+    showcase = [by_text.get(row[0]) or record(len(queries) + i, row) for i, row in enumerate(shown)]
     return WordNetDemoSet(documents, queries, categories, showcase)
