@@ -602,6 +602,11 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         settings=settings,
         progress=not args.quiet,
         stop_after=args.stop_after,
+        teacher_options={
+            k: v
+            for k, v in (("device", args.teacher_device), ("batch_size", args.teacher_batch))
+            if v is not None
+        },
     )
     if args.stop_after is not None and args.stop_after != "card":
         print(f"stopped after {args.stop_after}; rerun without --stop-after to go on ({args.out})")
@@ -1114,6 +1119,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.5,
         help="P(yes) at which a pair counts as a member (default 0.5)",
+    )
+    p.add_argument(
+        "--teacher-device",
+        default=None,
+        help="device of an llm: teacher on the transformers backend (e.g. cuda; default cpu)",
+    )
+    p.add_argument(
+        "--teacher-batch",
+        type=_positive_int,
+        default=None,
+        help="prompts per forward pass of an llm: teacher (e.g. 64 on a GPU)",
     )
     p.add_argument("--loss", choices=["supcon", "logicol"], default="supcon")
     p.add_argument(

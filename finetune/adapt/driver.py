@@ -58,11 +58,13 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _make_verifier(spec: Any, settings: AdaptSettings) -> Any:
+def _make_verifier(spec: Any, settings: AdaptSettings, options: dict[str, Any]) -> Any:
     from logic_rag.verifiers.spec import make_verifier
 
     if isinstance(spec, str) and spec.strip().lower().startswith("llm:"):
-        return make_verifier(spec, max_chars=settings.max_chars)
+        return make_verifier(spec, max_chars=settings.max_chars, generator_options=options)
+    if options:
+        raise AdaptError("teacher options (device, batch size) apply to llm: teachers only")
     return make_verifier(spec)
 
 
@@ -80,6 +82,7 @@ def adapt(
     dev: dict[str, Any] | None = None,
     progress: bool = True,
     stop_after: str | None = None,
+    teacher_options: dict[str, Any] | None = None,
 ) -> AdaptResult:
     """Adapt the retriever of ``index`` to its corpus with ``verifier`` as teacher.
 
@@ -87,6 +90,10 @@ def adapt(
     atoms are generated from the pages (the teacher must then be an ``llm:`` verifier).
     ``verifier``: a verifier spec or object. ``settings``: :class:`AdaptSettings` (cost bound,
     candidate depths, training). ``dev``: metrics measured elsewhere, written into the card.
+    ``teacher_options``: constructor options of an ``llm:`` teacher's generator, e.g.
+    ``{"device": "cuda", "batch_size": 64}`` for the transformers backend on a GPU (it
+    runs on the CPU otherwise). They change speed, not verdicts, so they are not part of
+    the fingerprint: a run labelled partly on a CPU may go on on a GPU.
     ``stop_after``: a phase name (:data:`~.state.PHASES`) after which to return, e.g.
     ``"labels"`` to inspect the verdicts before any training; a later call goes on.
     A rerun with the same inputs resumes; another run's folder is refused.
@@ -105,7 +112,7 @@ def adapt(
     queries_path = Path(queries) if queries is not None else None
     if queries_path is not None and not queries_path.is_file():
         raise AdaptError(f"--queries {queries_path}: no such file")
-    teacher = _make_verifier(verifier, settings)
+    teacher = _make_verifier(verifier, settings, dict(teacher_options or {}))
     fingerprint = {
         "index_manifest_sha256": _sha256(manifest),
         "queries_sha256": _sha256(queries_path) if queries_path is not None else None,

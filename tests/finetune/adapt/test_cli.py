@@ -68,3 +68,49 @@ def test_cli_bad_settings_are_one_line(tiny_index, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["logic-rag adapt: error: yes-threshold must lie strictly between 0 and 1"]
+
+
+def test_teacher_options_are_not_part_of_the_run(tiny_index, tmp_path, capsys):
+    """A run started with one device / batch may go on with another (speed, not verdicts)."""
+    index, queries = tiny_index
+    argv = [
+        "adapt",
+        str(index),
+        "--out",
+        str(tmp_path / "run"),
+        "--queries",
+        str(queries),
+        "--verifier",
+        "llm:smollm2-135m",
+        "--stop-after",
+        "atoms",
+        "--quiet",
+    ]
+    assert main([*argv, "--teacher-batch", "4"]) == 0
+    assert main([*argv, "--teacher-batch", "64", "--teacher-device", "cpu"]) == 0
+    capsys.readouterr()
+    code = main(
+        [
+            "adapt",
+            str(index),
+            "--out",
+            str(tmp_path / "other"),
+            "--queries",
+            str(queries),
+            "--verifier",
+            "embedding",
+            "--teacher-batch",
+            "4",
+        ]
+    )
+    assert code == 2
+    assert "llm: teachers only" in capsys.readouterr().err
+
+
+def test_teacher_options_reach_the_generator():
+    from logic_rag.finetune.adapt.driver import _make_verifier
+    from logic_rag.finetune.adapt.state import AdaptSettings
+
+    teacher = _make_verifier("llm:smollm2-135m", AdaptSettings(max_chars=300), {"batch_size": 4})
+    generator = teacher._generator()  # built, not loaded: no weights are read here
+    assert generator.batch_size == 4 and teacher.max_chars == 300
