@@ -110,6 +110,17 @@ def ratios(result: dict[str, Any]) -> list[Ratio]:
     reranker = result.get("reranker")
     if reranker:
         out.append(Ratio("reranker", "cached p50", "uncached", reranker["p50_ratio"]))
+    against = result.get("reranker_vs_retriever")
+    if against:
+        out.append(
+            Ratio(
+                "reranker",
+                f"LlamaIndex reranker p50 ({against['candidates']} nodes, {against['strategy']})",
+                "retriever, same candidates",
+                against["p50_ratio"],
+                1.2,
+            )
+        )
     loaded = result.get("loaded_indexing")
     if loaded:
         for name, row in loaded["loaded"].items():

@@ -434,6 +434,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             device=args.device,
             log=_log,
         )
+        result["reranker_vs_retriever"] = bench_reranker.run_against_retriever(
+            pool=max(args.reranker_pool, 200),
+            n_queries=args.logic_queries,
+            seed=args.seed,
+            model=args.logic_model,
+            device=args.device,
+            log=_log,
+        )
     if args.only == "milvus":
         from benchmarks import bench_milvus
 

@@ -93,10 +93,22 @@ def check_k(k: object) -> int:
 
 
 def resolve_encoder(model: Any) -> DenseEncoder:
-    """A :class:`DenseEncoder` from a short name, a model folder or an encoder."""
+    """A :class:`DenseEncoder` from a short name, a model folder, an encoder, or one of
+    our embedding adapters (``LogicEmbedding``, ``LogicEmbeddings``): the adapter's loaded
+    encoder is shared, so a pipeline that embeds and reranks loads the model once."""
     from logic_rag.encoders.dense import DenseEncoder
 
-    return model if isinstance(model, DenseEncoder) else DenseEncoder(model)
+    if isinstance(model, DenseEncoder):
+        return model
+    shared = getattr(model, "encoder", None)
+    if isinstance(shared, DenseEncoder):
+        return shared
+    if not isinstance(model, str | os.PathLike):
+        raise TypeError(
+            f"model must be a model name, a folder, a DenseEncoder or a LogicEmbedding / "
+            f"LogicEmbeddings, got {type(model).__name__}"
+        )
+    return DenseEncoder(model)
 
 
 def _engine_class() -> Any:

@@ -113,6 +113,11 @@ def test_tiny_run_writes_the_documented_json(bench, tmp_path, capsys):
     # half of all the pages asked for are.
     assert reranker["cache_hit_rate"] >= 0.5
     assert set(reranker["by_round"]) == {"first_round", "later_rounds"}
+    against = result["reranker_vs_retriever"]
+    assert against["candidates"] == 100 and against["encoder_shared"] is True
+    _latency(against["reranker"])
+    _latency(against["retriever"])
+    assert 0.0 < against["top10_overlap"] <= 1.0
     assert "candidate-embedding cache" in printed
 
 
