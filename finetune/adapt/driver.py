@@ -155,6 +155,15 @@ def adapt(
     plan_path, labels_path = folder / "plan.jsonl", folder / "labels.jsonl"
     if not state.done("labels"):
         start = time.perf_counter()
+        earlier = state.spent.get("labels", 0.0)  # seconds of interrupted sessions
+        saved = [start]
+
+        def tick() -> None:
+            now = time.perf_counter()
+            if now - saved[0] >= 10.0:  # a state write per 10 s, not per batch
+                saved[0] = now
+                state.checkpoint("labels", earlier + now - start)
+
         if plan_path.is_file():
             plan = [json.loads(line) for line in plan_path.read_text("utf-8").splitlines()]
         else:
@@ -168,14 +177,20 @@ def adapt(
             )
             atomic_write_jsonl(plan_path, plan)
         facts = label_pairs(
-            retriever, teacher, plan, labels_path, batch=settings.label_batch, progress=progress
+            retriever,
+            teacher,
+            plan,
+            labels_path,
+            batch=settings.label_batch,
+            progress=progress,
+            on_batch=tick,
         )
         labels = _planned_labels(plan, read_labels(labels_path))
         if len(labels) != len(plan):
             raise AdaptError(f"{labels_path} lacks {len(plan) - len(labels)} planned pairs")
         yes = sum(float(r["score"]) >= settings.yes_threshold for r in labels)
         facts.update(yes=yes, yes_rate=round(yes / max(1, len(labels)), 4))
-        state.finish("labels", time.perf_counter() - start, **facts)
+        state.finish("labels", earlier + time.perf_counter() - start, **facts)
     plan = [json.loads(line) for line in plan_path.read_text("utf-8").splitlines()]
     labels = _planned_labels(plan, read_labels(labels_path))
     if stop_after == "labels":

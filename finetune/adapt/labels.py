@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +112,13 @@ def label_pairs(
     *,
     batch: int,
     progress: bool = True,
+    on_batch: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Label every planned pair not yet in ``out``; returns counts and timing for the card."""
+    """Label every planned pair not yet in ``out``; returns counts and timing for the card.
+
+    ``on_batch`` is called after each batch is written (the driver records the time spent,
+    so that an interrupted phase's seconds are not lost).
+    """
     import time
 
     from tqdm.auto import tqdm
@@ -159,6 +164,8 @@ def label_pairs(
             handle.flush()
             labelled += len(chunk)
             bar.update(len(chunk))
+            if on_batch is not None:
+                on_batch()
     seconds = time.perf_counter() - start
     return {
         "pairs_planned": len(plan),

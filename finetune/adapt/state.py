@@ -124,6 +124,8 @@ class RunState:
         self.path = folder / STATE_FILE
         self.fingerprint = fingerprint
         self.phases: dict[str, dict[str, Any]] = {}
+        #: Seconds already spent in unfinished phases by earlier, interrupted sessions.
+        self.spent: dict[str, float] = {}
 
     @classmethod
     def open(cls, folder: str | Path, fingerprint: dict[str, Any]) -> RunState:
@@ -134,6 +136,7 @@ class RunState:
             try:
                 old = json.loads(state.path.read_text(encoding="utf-8"))
                 old_fp, phases = old["fingerprint"], old["phases"]
+                spent = {str(k): float(v) for k, v in (old.get("spent") or {}).items()}
                 if not isinstance(phases, dict):
                     raise TypeError("phases is not an object")
             except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -147,6 +150,7 @@ class RunState:
                     f"another --out, or delete {folder} to start over"
                 )
             state.phases = phases
+            state.spent = spent
         elif folder.exists() and any(folder.iterdir()):
             raise AdaptError(
                 f"{folder} is not empty and holds no {STATE_FILE}; pass an empty or new --out"
@@ -158,8 +162,14 @@ class RunState:
     def done(self, phase: str) -> bool:
         return phase in self.phases
 
+    def checkpoint(self, phase: str, seconds: float) -> None:
+        """Record ``seconds`` spent so far in an unfinished ``phase`` (all sessions)."""
+        self.spent[phase] = round(seconds, 2)
+        self.save()
+
     def finish(self, phase: str, seconds: float, **facts: Any) -> None:
         """Record ``phase`` as finished after ``seconds`` of work, with facts for the card."""
+        self.spent.pop(phase, None)
         self.phases[phase] = {
             "seconds": round(seconds, 2),
             "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -168,7 +178,9 @@ class RunState:
         self.save()
 
     def save(self) -> None:
-        atomic_write_json(self.path, {"fingerprint": self.fingerprint, "phases": self.phases})
+        atomic_write_json(
+            self.path, {"fingerprint": self.fingerprint, "phases": self.phases, "spent": self.spent}
+        )
 
 
 #: Settings that change how fast a run goes, not what it produces: a run may resume with

@@ -135,8 +135,13 @@ def test_run_state_refuses_another_run(tmp_path):
     fp = {"index_manifest_sha256": "a", "settings": {"max_pairs": 10}}
     state = RunState.open(tmp_path / "run", fp)
     state.finish("atoms", 1.234, atoms=["x"])
+    state.checkpoint("labels", 12.5)  # a session interrupted after 12.5 s of labelling
     again = RunState.open(tmp_path / "run", fp)
     assert again.done("atoms") and not again.done("labels")
+    assert again.spent == {"labels": 12.5}
+    again.finish("labels", 12.5 + 3.0)
+    assert RunState.open(tmp_path / "run", fp).spent == {}
+    assert RunState.open(tmp_path / "run", fp).phases["labels"]["seconds"] == 15.5
     with pytest.raises(AdaptError, match=r"settings.max_pairs \(10 -> 20\)"):
         RunState.open(tmp_path / "run", {**fp, "settings": {"max_pairs": 20}})
     (tmp_path / "other").mkdir()
