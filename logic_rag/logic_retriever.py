@@ -336,6 +336,8 @@ class LogicRetriever:
         folder's manifest); ``store_uri`` points at the store if it moved, ``store_token``
         (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server.
         """
+        if isinstance(strategy, str) and strategy not in STRATEGIES:
+            _check_strategy(strategy, True)  # a typo fails now, not after loading a model
         # One opened version of the folder for every part (dense, passages, SPLADE), so a
         # concurrent save can never mix two indexes (see logic_rag.index.snapshot).
         with open_snapshot(path, verify=verify) as snapshot:

@@ -191,7 +191,7 @@ def _normalise_base_url(url: str, spec: str) -> str:
 
 #: Registry names that a bare spec runs on llama.cpp when it is installed (it is several
 #: times faster on CPU for these) and on transformers (bfloat16) otherwise.
-LLAMACPP_FIRST = frozenset({"qwen2.5-1.5b"})
+LLAMACPP_FIRST = frozenset({"qwen2.5-coder-1.5b", "qwen2.5-1.5b"})
 
 
 def _fastest_local_backend() -> Backend:
