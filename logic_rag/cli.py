@@ -702,23 +702,23 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         help="a cascade: --verifier re-checks and re-ranks only each query's N best "
         "candidates by the embedding evidence; the rest follow in that order (default: all)",
     )
+    from logic_rag.strategies import LogicConfig
+
+    defaults = LogicConfig()  # the one place of defaults: the help below reads them
     p.add_argument(
         "--verifier-atoms",
         choices=("positive", "negated", "all"),
-        default="positive",
-        help="which atoms --verifier re-checks (default: positive)",
+        default=defaults.verifier_atoms,
+        help=f"which atoms --verifier re-checks (default: {defaults.verifier_atoms})",
     )
     p.add_argument(
         "--verifier-weight",
         type=float,
-        default=1.0,
+        default=defaults.verifier_weight,
         metavar="W",
         help="share of --verifier's verdict in each re-checked atom's probability; the rest "
-        "stays the embedding evidence (default: 1, replace it)",
+        f"stays the embedding evidence (default: {defaults.verifier_weight:g})",
     )
-    from logic_rag.strategies import LogicConfig
-
-    defaults = LogicConfig()
     p.add_argument(
         "--quality-bounds",
         choices=("hard", "calibrated"),
@@ -796,8 +796,10 @@ def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     """LogicConfig changes from the verifier flags (empty when none was given)."""
+    from logic_rag.strategies import LogicConfig
+
     if args.verifier is None:
-        if args.verifier_top is not None or args.verifier_weight != 1.0:
+        if args.verifier_top is not None or args.verifier_weight != LogicConfig().verifier_weight:
             raise ValueError("--verifier-top and --verifier-weight need --verifier")
         if args.tensor_parallel_size != 1 or args.pipeline_parallel_size != 1:
             raise ValueError("--tensor/--pipeline-parallel-size need --verifier llm:vllm:MODEL")
