@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 CATEGORY_SYSTEM = "You name Wikipedia categories. Answer with category names only."
+_PROMPT_EXAMPLES = frozenset({"italian crime films", "novels set in paris"})
 CATEGORY_PROMPT = (
     "Page:\n{page}\n\nName {n} short Wikipedia categories this page belongs to, "
     'such as "Italian crime films" or "Novels set in Paris". One per line, nothing else.'
@@ -121,10 +122,15 @@ def parse_categories(answer: str, limit: int) -> list[str]:
 
     Bullets, numbering, quotes and a trailing full stop go; a name keeps 1-8 words and at
     most 80 characters; a line that reads as a sentence (more than 8 words, or ": " inside)
-    or as a refusal or a remark ("I do not know", "This page ...", "None") is skipped.
+    or as a refusal or a remark ("I do not know", "This page ...", "None") is skipped, and
+    so is a one-line answer that is a sentence (more than 8 words, a full stop). The
+    prompt's two examples are dropped too: small models repeat them for any page (seen with
+    SmolLM2), and a corpus where they are real categories names them in other words too.
     Small models ramble: what is left may be empty.
     """
     lines = [ln for ln in answer.splitlines() if ln.strip()]
+    if len(lines) == 1 and len(lines[0].split()) > 8 and lines[0].rstrip().endswith("."):
+        return []  # one sentence about the page, not a list of names
     if len(lines) == 1 and "," in lines[0]:
         lines = lines[0].split(",")
     out: list[str] = []
@@ -138,6 +144,8 @@ def parse_categories(answer: str, limit: int) -> list[str]:
             continue
         if not any(c.isalpha() for c in name) or _NOT_A_NAME.match(name):
             continue
+        if _norm(name) in _PROMPT_EXAMPLES:
+            continue  # the prompt's own examples, parroted by a small model
         name = name[0].upper() + name[1:]
         if _norm(name) not in {_norm(o) for o in out}:
             out.append(name)
@@ -221,7 +229,9 @@ def atoms_from_pages(
                 prompts, max_tokens=16 * per_page, temperature=0.0, system=CATEGORY_SYSTEM
             )
             for r, answer in zip(chunk, answers, strict=True):
-                names = parse_categories(answer, per_page)
+                title = _norm(getattr(documents[r], "title", "") or "")
+                # A page is not its own category (small models repeat the title).
+                names = [n for n in parse_categories(answer, per_page) if _norm(n) != title]
                 done[documents[r].id] = names
                 handle.write(
                     json.dumps(

@@ -50,15 +50,20 @@ def test_read_queries_jsonl_and_plain(tmp_path):
 
 
 def test_parse_categories_cleans_small_model_output():
-    answer = '1. "Italian crime films"\n- Category: Films shot in Rome.\n* 1990s films\nThis page is about a film that was made in Italy in the nineties.'
+    answer = '1. "Italian comedy films"\n- Category: Films shot in Rome.\n* 1990s films\nThis page is about a film that was made in Italy in the nineties.'
     assert parse_categories(answer, 3) == [
-        "Italian crime films",
+        "Italian comedy films",
         "Films shot in Rome",
         "1990s films",
     ]
     assert parse_categories("novels, French novels, novels", 5) == ["Novels", "French novels"]
     assert parse_categories("", 3) == []
     assert parse_categories("I do not know.\nThis page is about orchids\nNone", 3) == []
+    # Seen from SmolLM2 on QUEST pages: a sentence about the page, and the prompt's examples.
+    sentence = "A man who dies then goes to Heaven, but descends into Hell to rescue his wife."
+    assert parse_categories(sentence, 3) == []
+    parroted = 'This page belongs to the category "Italian crime films"'
+    assert parse_categories(f"{parroted}\n- Italian crime films\n- Novels set in Paris", 3) == []
 
 
 def test_merge_names_keeps_the_most_frequent_spelling():
@@ -78,6 +83,7 @@ def test_merge_names_keeps_the_most_frequent_spelling():
 class _Doc:
     id: str
     content: str
+    title: str = ""
 
 
 class _Scripted:
@@ -156,3 +162,20 @@ def test_settings_are_validated():
     with pytest.raises(AdaptError, match="loss"):
         AdaptSettings(loss="lore").validate()
     AdaptSettings().validate()
+
+
+def test_a_page_is_not_its_own_category(tmp_path):
+    docs = [_Doc("d0", "Films about cats\na film", title="Films about cats")]
+    found = atoms_from_pages(
+        docs,
+        _Scripted(),
+        _encode,
+        tmp_path / "generated.jsonl",
+        sample_pages=1,
+        per_page=2,
+        merge_threshold=0.999,
+        max_chars=200,
+        seed=0,
+        progress=False,
+    )
+    assert found["atoms"] == ["Films"]
