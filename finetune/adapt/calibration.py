@@ -9,7 +9,8 @@ question, so an isotonic regression (pool adjacent violators, :func:`isotonic_fi
 one teacher, and ``calibration.json`` records their fingerprints so that a reader can
 refuse a map fitted for another index.
 
-The quality of the map is measured on held-out atoms (a seeded fifth): Brier score and
+The map's values stay within ``0.5 / pairs`` of 0 and 1 (a run of yes verdicts is
+evidence, not certainty). The quality of the map is measured on held-out atoms (a seeded fifth): Brier score and
 expected calibration error of the raw p against the calibrated p; the final map is then
 fitted on every pair.
 """
@@ -197,6 +198,10 @@ def fit_calibration(
             }
         )
     kx, ky = isotonic_fit(p, y)
+    # A block of only yes (or only no) verdicts is evidence, not certainty: the map stays
+    # half a pair's weight away from 0 and 1, so no calibrated p ever claims a sure verdict.
+    margin = 0.5 / len(pairs)
+    ky = np.clip(ky, margin, 1.0 - margin)
     return {
         "what": "monotone map (isotonic, pool adjacent violators) from the embedding "
         "verifier's p to P(teacher says yes); apply with numpy.interp(p, map.x, map.y)",

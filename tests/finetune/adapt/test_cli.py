@@ -49,6 +49,10 @@ def test_cli_runs_every_phase_and_resumes_after_a_stop(tiny_index, tmp_path, cap
     assert (out / "labels.jsonl").read_bytes() == labels  # labelled once, before the stop
     for product in ("model", "verifier", "calibration.json", "README.md"):
         assert (out / product).exists(), product
+    # The embedding verifier taught itself: its verdicts are a step in its own p. The map
+    # still never claims certainty.
+    calibration = json.loads((out / "calibration.json").read_text())
+    assert 0.0 < min(calibration["map"]["y"]) and max(calibration["map"]["y"]) < 1.0
 
 
 def test_cli_bad_settings_are_one_line(tiny_index, tmp_path, capsys):

@@ -76,6 +76,7 @@ def _check_products(result, docs):
     assert 0.0 < float(probs[0]) < 1.0
     calibration = load_calibration(result.calibration)
     assert np.all(np.diff(calibration.knots_y) >= 0)
+    assert 0.0 < calibration.knots_y.min() and calibration.knots_y.max() < 1.0
     assert calibration.fingerprint["encoder"]["name"] == "minilm"
     card = result.card.read_text()
     assert "llm:" in card and "## Seconds per phase" in card and "None measured" in card
