@@ -60,6 +60,7 @@ from logic_rag.strategies import (
     LogicConfig,
     pipeline_of,
 )
+from logic_rag.verifiers.verdicts import VerdictRule
 
 if TYPE_CHECKING:
     from logic_rag.encoders.ray_encoding import RayEncoding
@@ -68,6 +69,13 @@ if TYPE_CHECKING:
 __all__ = ["DENSE_STRATEGIES", "STRATEGIES", "LogicConfig", "LogicRetriever"]
 
 StrategyLike = str | Stage
+
+
+#: Where a constraint's degree becomes ✓ / ✗ / ? (the ranking ignores it).
+DEFAULT_VERDICTS = VerdictRule()
+
+#: A corpus smaller than this many times ``threshold_rank`` gives relative evidence only.
+SMALL_CORPUS_RANKS = 5
 
 
 def _constraint_name(atom: Atom, negated: bool) -> str:
@@ -497,19 +505,28 @@ class LogicRetriever:
             ids = np.concatenate([ids, state.tail[0]])
             scores = np.concatenate([scores, state.tail[1]])
         hits = make_hits(self.documents, scores.astype(np.float32), ids)
-        relative = state.info.get("calibration") == "candidates"
+        # Evidence calibrated on a handful of pages (a reranker's candidates, or a corpus
+        # not much larger than the calibration's neighbour rank) is relative: it says
+        # where a page stands among them, not whether it holds, so its band is wider.
+        relative = (
+            state.info.get("calibration") == "candidates"
+            or len(self) < SMALL_CORPUS_RANKS * self.config.threshold_rank
+        )
+        calibrate = None if relative else self._verdict_calibration()
         if state.probs is not None:
             sources = state.pair_source
             for hit, j in zip(hits, order.tolist(), strict=False):
                 by = None if sources is None else sources[:, j]
-                self._annotate(hit, state.plan, state.probs[:, j], by, relative)
+                self._annotate(hit, state.plan, state.probs[:, j], by, relative, calibrate)
         if state.set_aside is not None and state.set_aside[1] is not None:
             # Candidates a Cutoff set aside keep the evidence they had before the cut.
             aside_rows, aside_probs = state.set_aside
             where = {row: j for j, row in enumerate(aside_rows.tolist())}
             for hit, row in zip(hits[len(order) :], ids[len(order) :].tolist(), strict=False):
                 if row in where:
-                    self._annotate(hit, state.plan, aside_probs[:, where[row]], None, relative)
+                    self._annotate(
+                        hit, state.plan, aside_probs[:, where[row]], None, relative, calibrate
+                    )
         return self._finish(state, hits)
 
     def _annotate(
@@ -519,18 +536,36 @@ class LogicRetriever:
         probs: np.ndarray,
         sources: np.ndarray | None,
         relative: bool,
+        calibrate: Any = None,
     ) -> None:
-        rule = self.config.verdicts
+        rule = DEFAULT_VERDICTS
         for i, (atom, p) in enumerate(zip(plan.atoms, probs.tolist(), strict=True)):
             is_neg = atom in plan.negated
+            source = str(sources[i]) if sources is not None and sources[i] else "embedding"
+            if calibrate is not None and source == "embedding":
+                p = float(calibrate(np.array([p]))[0])
             degree = 1.0 - p if is_neg else p
             name = _constraint_name(atom, is_neg)
-            source = str(sources[i]) if sources is not None and sources[i] else "embedding"
             hit.constraints[name] = rule.verdict(
                 degree, relative=relative and source == "embedding"
             )
             hit.constraint_scores[name] = round(float(degree), 4)
             hit.constraint_sources[name] = source
+
+    def _verdict_calibration(self) -> Any:
+        """The config's verdict calibration, loaded once per retriever (None: none)."""
+        path = self.config.verdict_calibration
+        if path is None:
+            return None
+        from logic_rag.verifiers.verdicts import EvidenceCalibration
+
+        def load() -> EvidenceCalibration:
+            calibration = EvidenceCalibration.load(path)
+            calibration.check_encoder(self.dense.encoder.fingerprint)
+            return calibration
+
+        stamp = str(Path(path).stat().st_mtime_ns) if Path(path).is_file() else "missing"
+        return self.resources.loaded(("verdict-calibration", str(path), stamp), load)
 
     def _finish(self, state: QueryState, hits: list[Hit]) -> list[Hit]:
         plan = state.plan

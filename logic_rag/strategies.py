@@ -40,7 +40,6 @@ from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.verifiers.base import Polarity, Verifier, Verify
 from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 from logic_rag.verifiers.spec import make_verifier
-from logic_rag.verifiers.verdicts import VerdictRule
 
 __all__ = [
     "LogicConfig",
@@ -56,6 +55,18 @@ __all__ = [
 Calibration = Literal["candidates", "corpus"]
 """How a pipeline over given candidates calibrates embedding evidence (see
 :func:`pipeline_over_candidates`)."""
+
+
+class _CheckOnly(Verifier):
+    """A verifier that is never run: it lets LogicConfig build a stage to check values."""
+
+    name = "check-only"
+
+    def check(self, requests: Any, ctx: Any) -> list[Any]:  # pragma: no cover - never run
+        raise RuntimeError("a check-only verifier does not verify")
+
+
+_CHECK_ONLY = _CheckOnly()
 
 
 @dataclass(frozen=True)
@@ -119,8 +130,10 @@ class LogicConfig:
             :mod:`logic_rag.pipeline.exclusion`). Applies to every strategy that checks
             constraints.
         exclusion_mode: ``sink`` (violators go below, still listed) or ``drop``.
-        verdicts: where a constraint's degree becomes ✓ / ✗ / ? in a hit's explanation
-            (:class:`~logic_rag.verifiers.verdicts.VerdictRule`); the ranking ignores it.
+        verdict_calibration: a file that maps the embedding evidence to P(holds) for those
+            verdicts (``DIR/calibration.json`` of ``logic-rag adapt``, or a ``fit-cascade``
+            sample; :class:`~logic_rag.verifiers.verdicts.EvidenceCalibration`); ``None``
+            shows the embedding probability itself. The ranking ignores it.
         llm_deadline_s: overall time limit, in seconds, of each request that an LLM
             verifier named here by spec (``verifier``, ``quality_cheap``, ``quality``'s
             default) sends to a generator server (``llm:openai:URL#MODEL``): every try,
@@ -158,7 +171,7 @@ class LogicConfig:
     exclude_violations: float | None = None
     exclusion_mode: ExclusionMode = "sink"
     llm_deadline_s: float | None = None
-    verdicts: VerdictRule = VerdictRule()
+    verdict_calibration: str | None = None
 
     def __post_init__(self) -> None:
         if self.llm_deadline_s is not None:
@@ -173,39 +186,39 @@ class LogicConfig:
             raise ValueError("exclude_violations must be in (0, 1] (or None to keep soft logic)")
         if self.exclusion_mode not in ("sink", "drop"):
             raise ValueError("exclusion_mode must be 'sink' or 'drop'")
-        if self.quality_bounds not in ("hard", "calibrated"):
-            raise ValueError("quality_bounds must be 'hard' or 'calibrated'")
-        if self.quality_bounds == "calibrated" and not self.quality_thresholds:
-            raise ValueError(
-                "quality_bounds='calibrated' needs quality_thresholds: a file from "
-                "`logic-rag fit-cascade` (or keep the default hard bounds)"
-            )
-        if not 0.0 < self.quality_delta < 1.0:
-            raise ValueError("quality_delta must be in (0, 1)")
-        if self.quality_max_calls is not None and self.quality_max_calls < 0:
-            raise ValueError("quality_max_calls must be >= 0 (or None for no limit)")
         if self.quality_pool is not None and self.quality_pool < 1:
             raise ValueError("quality_pool must be >= 1 (or None for every candidate)")
         if self.llm_rerank_top < 1:
             raise ValueError("llm_rerank_top must be >= 1")
-        if self.candidates < 1 or self.atom_depth < 1 or self.threshold_rank < 1:
-            raise ValueError("candidates, atom_depth and threshold_rank must be >= 1")
+        if self.candidates < 1:
+            raise ValueError("candidates must be >= 1")
         if self.verify_atom_candidates < 0:
             raise ValueError("verify_atom_candidates must be >= 0")
-        if self.verifier_top is not None and self.verifier_top < 1:
-            raise ValueError("verifier_top must be >= 1 (or None for every candidate)")
-        if not 0.0 < self.verifier_weight <= 1.0:
-            raise ValueError("verifier_weight must be in (0, 1]")
-        if self.verifier_atoms not in ("all", "positive", "negated"):
-            raise ValueError("verifier_atoms must be 'all', 'positive' or 'negated'")
-        if isinstance(self.verifier, str):
-            self.spec_verifier(self.verifier)  # a bad spec fails here, not at the first search
         if not 0.0 <= self.positive_prior <= 1.0:
             raise ValueError("positive_prior must be in [0, 1]")
-        if self.temperature <= 0:
-            raise ValueError("temperature must be positive")
-        if not 0.0 <= self.passage_weight <= 1.0:
-            raise ValueError("passage_weight must be in [0, 1]")
+        if isinstance(self.verifier, str):
+            self.spec_verifier(self.verifier)  # a bad spec fails here, not at the first search
+        # The other values are checked once, by the stages that own them, built here
+        # without loading anything (the LLM stage gets a stand-in verifier).
+        self.embedding_verifier()
+        Verify(
+            _CHECK_ONLY,
+            top=self.verifier_top,
+            weight=self.verifier_weight,
+            polarity=self.verifier_atoms,
+        )
+        from logic_rag.verifiers.certified import CertifiedTopK
+
+        try:
+            CertifiedTopK(
+                _CHECK_ONLY,
+                bounds=self.quality_bounds,
+                thresholds=self.quality_thresholds,
+                delta=self.quality_delta,
+                max_llm_calls=self.quality_max_calls,
+            )
+        except ValueError as exc:
+            raise ValueError(f"quality settings: {exc}") from None
 
     def spec_verifier(self, spec: str | Verifier) -> Verifier:
         """The verifier ``spec`` names, built anew (a retriever builds each strategy's
@@ -256,11 +269,17 @@ def _prior_and(cfg: LogicConfig, *, truth: float) -> Combine:
     return Combine.of(cosine=1.0 - a, positive_cosine=a, truth=truth)
 
 
-def _verify(cfg: LogicConfig) -> Stage:
+def _candidates_with_evidence(cfg: LogicConfig) -> Stage:
+    """The whole query's candidates and each positive atom's, with embedding evidence:
+    where ``verify``, ``quality`` and ``llm-rerank`` start."""
     pipeline: Stage = DenseCandidates(cfg.candidates)
     if cfg.verify_atom_candidates:
         pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
-    pipeline = pipeline >> Verify(cfg.embedding_verifier())
+    return pipeline >> Verify(cfg.embedding_verifier())
+
+
+def _verify(cfg: LogicConfig) -> Stage:
+    pipeline = _candidates_with_evidence(cfg)
     if cfg.verifier is not None:
         second = cfg.spec_verifier(cfg.verifier)
         if cfg.verifier_top is not None:
@@ -293,10 +312,7 @@ def _checked_pool(cfg: LogicConfig) -> Stage:
     """``verify``'s candidates with their embedding evidence (and the optional extra cheap
     verifier), ranked by cosine + soft truth, cut to ``quality_pool``: the pool that
     ``quality`` certifies and ``llm-rerank`` checks."""
-    pipeline: Stage = DenseCandidates(cfg.candidates)
-    if cfg.verify_atom_candidates:
-        pipeline = pipeline >> AtomCandidates(cfg.verify_atom_candidates)
-    pipeline = pipeline >> Verify(cfg.embedding_verifier())
+    pipeline = _candidates_with_evidence(cfg)
     if cfg.quality_cheap is not None:
         cheap = cfg.spec_verifier(cfg.quality_cheap)
         pipeline = pipeline >> Verify(cheap, polarity=cfg.verifier_atoms)

@@ -66,7 +66,7 @@ def test_index_then_search_json(tmp_path, capsys):
     assert "need --verifier" in capsys.readouterr().err
     verify_with = [*argv, "--strategy", "verify", "--verifier", "embedding"]
     assert main([*verify_with, "--verifier-weight", "0"]) == 2
-    assert "verifier_weight must be in (0, 1]" in capsys.readouterr().err
+    assert "(verifier_weight) must be in (0, 1]" in capsys.readouterr().err
     assert main([*verify_with, "--verifier-weight", "0.5"]) == 0
 
 

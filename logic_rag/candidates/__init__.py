@@ -10,27 +10,19 @@ Several sources in a row form a fused hybrid pool; the ``rrf`` signal of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+# Plain imports: each source needs only numpy; indexes and models live in the context.
+from .atoms import AtomCandidates
+from .bm25 import BM25Candidates
+from .dense import DenseCandidates
+from .given import GivenCandidates
+from .orthogonal import OrthogonalCandidates
+from .splade import SpladeCandidates
 
-from logic_rag.lazy import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    "DenseCandidates": "dense",
-    "AtomCandidates": "atoms",
-    "BM25Candidates": "bm25",
-    "SpladeCandidates": "splade",
-    "OrthogonalCandidates": "orthogonal",
-    "GivenCandidates": "given",
-}
-
-__all__ = sorted(_EXPORTS)
-
-if TYPE_CHECKING:
-    from .atoms import AtomCandidates
-    from .bm25 import BM25Candidates
-    from .dense import DenseCandidates
-    from .given import GivenCandidates
-    from .orthogonal import OrthogonalCandidates
-    from .splade import SpladeCandidates
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "AtomCandidates",
+    "BM25Candidates",
+    "DenseCandidates",
+    "GivenCandidates",
+    "OrthogonalCandidates",
+    "SpladeCandidates",
+]

@@ -9,30 +9,22 @@ batched, memoised access to the indexes. The stages themselves live in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+# Plain imports: these modules need only numpy; the heavy models load inside the stages.
+from .context import Resources, SearchContext
+from .ranking import Backfill, Combine, TopK
+from .stage import Pipeline, Stage
+from .state import QueryPlan, QueryState, Ranked, SearchBatch
 
-from logic_rag.lazy import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    "Stage": "stage",
-    "Pipeline": "stage",
-    "QueryPlan": "state",
-    "QueryState": "state",
-    "SearchBatch": "state",
-    "Ranked": "state",
-    "SearchContext": "context",
-    "Resources": "context",
-    "Combine": "ranking",
-    "TopK": "ranking",
-    "Backfill": "ranking",
-}
-
-__all__ = sorted(_EXPORTS)
-
-if TYPE_CHECKING:
-    from .context import Resources, SearchContext
-    from .ranking import Backfill, Combine, TopK
-    from .stage import Pipeline, Stage
-    from .state import QueryPlan, QueryState, Ranked, SearchBatch
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "Backfill",
+    "Combine",
+    "Pipeline",
+    "QueryPlan",
+    "QueryState",
+    "Ranked",
+    "Resources",
+    "SearchBatch",
+    "SearchContext",
+    "Stage",
+    "TopK",
+]

@@ -7,32 +7,30 @@ from any generator); :class:`Verify` is the pipeline stage that applies one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+# Plain imports: the verifiers load their models (cross-encoder, LLM) on first use.
+from .base import Checked, CheckRequest, PairVerifier, Verifier, Verify
+from .cache import PairCache
+from .certified import CertifiedTopK
+from .cross_encoder import CrossEncoderVerifier
+from .embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
+from .llm import LLMVerifier
+from .spec import make_verifier
+from .verdicts import VerdictRule
+from .whole_query import WholeQueryVerify
 
-from logic_rag.lazy import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    "Verifier": "base",
-    "PairVerifier": "base",
-    "CheckRequest": "base",
-    "Checked": "base",
-    "Verify": "base",
-    "PairCache": "cache",
-    "EmbeddingVerifier": "embedding",
-    "CandidateEmbeddingVerifier": "embedding",
-    "CrossEncoderVerifier": "cross_encoder",
-    "LLMVerifier": "llm",
-    "make_verifier": "spec",
-}
-
-__all__ = sorted(_EXPORTS)
-
-if TYPE_CHECKING:
-    from .base import Checked, CheckRequest, PairVerifier, Verifier, Verify
-    from .cache import PairCache
-    from .cross_encoder import CrossEncoderVerifier
-    from .embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
-    from .llm import LLMVerifier
-    from .spec import make_verifier
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "CandidateEmbeddingVerifier",
+    "CertifiedTopK",
+    "CheckRequest",
+    "Checked",
+    "CrossEncoderVerifier",
+    "EmbeddingVerifier",
+    "LLMVerifier",
+    "PairCache",
+    "PairVerifier",
+    "VerdictRule",
+    "Verifier",
+    "Verify",
+    "WholeQueryVerify",
+    "make_verifier",
+]

@@ -27,7 +27,15 @@ from logic_rag.verifiers.cache import PairCache
 Polarity = Literal["all", "positive", "negated"]
 """Which of a query's atoms a :class:`Verify` stage checks."""
 
-__all__ = ["Polarity", "CheckRequest", "Checked", "Verifier", "PairVerifier", "Verify"]
+__all__ = [
+    "Polarity",
+    "CheckRequest",
+    "Checked",
+    "Verifier",
+    "PairVerifier",
+    "Verify",
+    "check_pairs",
+]
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,11 @@ class PairVerifier(Verifier):
                     pairs.append((atom, docs[row].content))
                     hashes.append(ctx.resources.doc_hash(row))
         raw = self._raw(pairs, hashes) if pairs else np.zeros(0)
+        return self.blocks(raw, requests)
+
+    def blocks(self, raw: np.ndarray, requests: Sequence[CheckRequest]) -> list[Checked]:
+        """Split raw scores of every request's pairs (atom-major, in order) back into one
+        :class:`Checked` per request."""
         out, start = [], 0
         for request in requests:
             n = len(request.atoms) * len(request.rows)
@@ -135,6 +148,32 @@ class PairVerifier(Verifier):
             out.append(Checked(self.probability(block), block))
             start += n
         return out
+
+
+def check_pairs(
+    verifier: Verifier, pairs: Sequence[tuple[Any, int, int]], ctx: SearchContext
+) -> list[tuple[Any, int, np.ndarray, np.ndarray]]:
+    """Ask ``verifier`` about ``(query state, atom row, candidate position)`` pairs in one
+    call, grouped by query and atom; one ``(state, atom row, positions, P(yes))`` per
+    group, positions in the order asked."""
+    grouped: dict[tuple[int, int], list[int]] = {}
+    states: dict[int, Any] = {}
+    for state, row, pos in pairs:
+        states[id(state)] = state
+        grouped.setdefault((id(state), row), []).append(pos)
+    keys = list(grouped)
+    requests = [
+        CheckRequest(
+            (states[sid].plan.atoms[row].text,),
+            states[sid].candidates[np.asarray(grouped[(sid, row)])],
+        )
+        for sid, row in keys
+    ]
+    checked = verifier.check(requests, ctx) if requests else []
+    return [
+        (states[sid], row, np.asarray(grouped[(sid, row)]), np.asarray(r.probs, np.float64)[0])
+        for (sid, row), r in zip(keys, checked, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -157,11 +196,11 @@ class Verify(Stage):
 
     def __post_init__(self) -> None:
         if self.top is not None and self.top < 1:
-            raise ValueError("top must be >= 1")
+            raise ValueError("top (verifier_top) must be >= 1 (or None for every candidate)")
         if not 0.0 < self.weight <= 1.0:
-            raise ValueError("weight must be in (0, 1]")
+            raise ValueError("weight (verifier_weight) must be in (0, 1]")
         if self.polarity not in ("all", "positive", "negated"):
-            raise ValueError("polarity must be all, positive or negated")
+            raise ValueError("polarity (verifier_atoms) must be 'all', 'positive' or 'negated'")
 
     def _atoms(self, state: Any) -> list[int]:
         negated = state.plan.negated

@@ -41,7 +41,7 @@ from logic_rag.compose.kleene import FALSE, TRUE, UNKNOWN, atom_requirements, kl
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.stage import Stage
 from logic_rag.pipeline.state import QueryState, SearchBatch
-from logic_rag.verifiers.base import CheckRequest, Polarity, Verifier
+from logic_rag.verifiers.base import Polarity, Verifier, check_pairs
 from logic_rag.verifiers.thresholds import (
     Band,
     CascadeSample,
@@ -197,27 +197,14 @@ class CascadeVerify(Stage):
         todo = [(w_i, row, pos) for w_i, row, pos in pairs if np.isnan(work[w_i].costly[row, pos])]
         if not todo:
             return
-        grouped: dict[tuple[int, int], list[int]] = {}
-        for w_i, row, pos in todo:
-            grouped.setdefault((w_i, row), []).append(pos)
-        keys = list(grouped)
-        requests = [
-            CheckRequest(
-                (work[w_i].state.plan.atoms[row].text,),
-                work[w_i].state.candidates[np.asarray(grouped[(w_i, row)])],
-            )
-            for w_i, row in keys
-        ]
-        checked = self.expensive.check(requests, ctx)
-        for (w_i, row), result in zip(keys, checked, strict=True):
-            w = work[w_i]
-            positions = grouped[(w_i, row)]
-            verdicts = np.asarray(result.probs, dtype=np.float64)[0]
+        by_state = {id(w.state): w for w in work}
+        asked = [(work[w_i].state, row, pos) for w_i, row, pos in todo]
+        for state, row, positions, verdicts in check_pairs(self.expensive, asked, ctx):
+            w = by_state[id(state)]
             w.costly[row, positions] = verdicts
             w.values[row, positions] = np.where(verdicts >= 0.5, TRUE, FALSE)
             w.asked += len(positions)
-            for p in positions:
-                w.state.checked_by[p] = self.expensive.name
+            w.state.mark_checked(np.full(len(positions), row), positions, self.expensive.name)
 
     @staticmethod
     def _settling_atom(w: _Work, pos: int, expected: dict[int, float]) -> int | None:

@@ -47,7 +47,7 @@ from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.ranking import signal
 from logic_rag.pipeline.stage import Stage
 from logic_rag.pipeline.state import QueryState, SearchBatch
-from logic_rag.verifiers.base import CheckRequest, Polarity, Verifier
+from logic_rag.verifiers.base import Polarity, Verifier, check_pairs
 from logic_rag.verifiers.pair_bounds import CalibratedBounds, HardBounds, PairBounds
 
 __all__ = ["CertifiedTopK", "BoundKind", "verifier_stats"]
@@ -188,14 +188,18 @@ class CertifiedTopK(Stage):
         return _Query(state, rows, prior, lo, hi, risk_lo, risk_hi, estimate, asked)
 
     # ------------------------------------------------------------------ reasoning
-    def _score_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _truth_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Bounds of the query's truth for atom bounds ``lo``/``hi`` (atoms x columns)."""
         atoms = q.state.plan.atoms
-        t_lo, t_hi = truth_bounds(
+        return truth_bounds(
             q.state.plan.logic,
             {a.text: lo[i] for i, a in enumerate(atoms)},
             {a.text: hi[i] for i, a in enumerate(atoms)},
             self.tnorm,
         )
+
+    def _score_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
+        t_lo, t_hi = self._truth_bounds(q, lo, hi)
         return q.prior + self.truth_weight * t_lo, q.prior + self.truth_weight * t_hi
 
     def _hard(self, q: _Query) -> tuple[np.ndarray, np.ndarray]:
@@ -240,8 +244,8 @@ class CertifiedTopK(Stage):
         for r in pairs:
             lo, hi = hard_lo.copy(), hard_hi.copy()
             lo[r], hi[r] = q.lo[r, pos], q.hi[r, pos]
-            t_lo, t_hi = self._score_bounds_one(q, lo[:, None], hi[:, None])
-            score = q.prior[pos] + self.truth_weight * (t_hi if upper else t_lo)
+            t_lo, t_hi = self._truth_bounds(q, lo[:, None], hi[:, None])
+            score = q.prior[pos] + self.truth_weight * float(t_hi[0] if upper else t_lo[0])
             if (score <= bar) if upper else (score >= bar):
                 single.append(float(risks[r, pos]))
         if single:
@@ -265,21 +269,11 @@ class CertifiedTopK(Stage):
         for r in open_rows:
             lo, hi = q.lo[:, pos : pos + 1].copy(), q.hi[:, pos : pos + 1].copy()
             lo[r, 0] = hi[r, 0] = q.estimate[r, pos]
-            low, high = self._score_bounds_one(q, lo, hi)
-            width = float(high - low)
+            low, high = self._truth_bounds(q, lo, hi)
+            width = float(high[0] - low[0])
             if width < best_width:
                 best, best_width = r, width
         return best
-
-    def _score_bounds_one(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
-        atoms = q.state.plan.atoms
-        t_lo, t_hi = truth_bounds(
-            q.state.plan.logic,
-            {a.text: lo[i] for i, a in enumerate(atoms)},
-            {a.text: hi[i] for i, a in enumerate(atoms)},
-            self.tnorm,
-        )
-        return float(t_lo[0]), float(t_hi[0])
 
     def _probes(self, q: _Query, k: int, budget: float) -> list[tuple[int, int]]:
         """This round's (atom row, position) pairs for query ``q`` (empty: stop)."""
@@ -348,24 +342,10 @@ class CertifiedTopK(Stage):
 
     def _ask(self, pairs: list[tuple[_Query, int, int]], ctx: SearchContext) -> None:
         """The costly verdicts of one round, all queries in one call."""
-        grouped: dict[tuple[int, int], list[int]] = {}
-        owners: dict[int, _Query] = {}
-        for q, row, pos in pairs:
-            owners[id(q)] = q
-            grouped.setdefault((id(q), row), []).append(pos)
-        keys = list(grouped)
-        requests = [
-            CheckRequest(
-                (owners[qid].state.plan.atoms[row].text,),
-                owners[qid].state.candidates[np.asarray(grouped[(qid, row)])],
-            )
-            for qid, row in keys
-        ]
-        checked = self.expensive.check(requests, ctx)
-        for (qid, row), result in zip(keys, checked, strict=True):
-            q = owners[qid]
-            positions = np.asarray(grouped[(qid, row)])
-            verdicts = np.asarray(result.probs, dtype=np.float64)[0]
+        owners = {id(q.state): q for q, _, _ in pairs}
+        asked = [(q.state, row, pos) for q, row, pos in pairs]
+        for state, row, positions, verdicts in check_pairs(self.expensive, asked, ctx):
+            q = owners[id(state)]
             q.lo[row, positions] = q.hi[row, positions] = verdicts
             q.estimate[row, positions] = verdicts
             q.risk_lo[row, positions] = q.risk_hi[row, positions] = 0.0

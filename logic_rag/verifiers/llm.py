@@ -130,21 +130,13 @@ class LLMVerifier(PairVerifier):
         return f"{doc.title}\n{body}" if doc.title else body
 
     def check(self, requests: Sequence[Any], ctx: Any) -> list[Any]:
-        from logic_rag.verifiers.base import Checked
-
         pairs: list[tuple[str, str]] = []
         for request in requests:
             for atom in request.atoms:
                 for row in request.rows.tolist():
                     pairs.append((atom, self.shown_page(atom, row, ctx)))
         raw = self.cached_scores(pairs) if pairs else np.zeros(0)
-        out, start = [], 0
-        for request in requests:
-            n = len(request.atoms) * len(request.rows)
-            block = raw[start : start + n].reshape(len(request.atoms), len(request.rows))
-            out.append(Checked(self.probability(block), block))
-            start += n
-        return out
+        return self.blocks(raw, requests)
 
     def fingerprint(self) -> str:
         name = self.generator if isinstance(self.generator, str) else self.generator.name

@@ -7,14 +7,22 @@ atom the constraint's degree is one minus it. The verdict is ✓ at or above ``h
 or below ``low``, and ? between: a probability near one half is reported as unsure
 instead of flipping on noise. Embedding evidence calibrated only against a handful of
 given candidates (a reranker's default) says where a page stands among them, not whether
-it holds, so its band is wider (``candidates_low`` / ``candidates_high``).
+it holds, so its band is wider (``candidates_low`` / ``candidates_high``). With an
+:class:`EvidenceCalibration` (``LogicConfig(verdict_calibration=FILE)``, from ``logic-rag
+adapt`` or ``fit-cascade``), the embedding probability is first mapped to P(holds) as
+labelled pairs of the corpus measured it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["VerdictRule", "MARKS", "mark"]
+import numpy as np
+
+__all__ = ["VerdictRule", "EvidenceCalibration", "MARKS", "mark"]
 
 #: How each verdict is printed.
 MARKS = {True: "✓", False: "✗", None: "?"}
@@ -50,3 +58,64 @@ class VerdictRule:
         if degree <= low:
             return False
         return None
+
+
+@dataclass(frozen=True)
+class EvidenceCalibration:
+    """A monotone map from the embedding verifier's probability (its corpus rule) to
+    P(the constraint holds), fitted on labelled pairs of one corpus: what makes an
+    embedding ✓ / ✗ mean what it says.
+
+    Two files carry one: ``calibration.json`` of ``logic-rag adapt`` (an isotonic map,
+    ``{"map": {"x": [...], "y": [...]}}``, with the encoder it was fitted for) and a
+    labelled sample of ``logic-rag fit-cascade`` (its isotonic fit of the LLM's verdicts
+    on the positive atoms' pairs).
+    """
+
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+    source: str
+    encoder_sha256: str | None = None
+
+    def __call__(self, p: np.ndarray) -> np.ndarray:
+        return np.interp(np.asarray(p, dtype=np.float64), self.xs, self.ys)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> EvidenceCalibration:
+        """Read either file; one-line ``ValueError`` naming the file when it is neither."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            if data.get("format") == "logic-rag cascade thresholds":
+                from logic_rag.verifiers.thresholds import CascadeThresholds
+
+                thresholds = CascadeThresholds.load(p)
+                xs = np.linspace(0.0, 1.0, 101)
+                ys = thresholds.expected(xs, positive=True)
+                return cls(tuple(xs.tolist()), tuple(ys.tolist()), str(p))
+            xs_raw, ys_raw = data["map"]["x"], data["map"]["y"]
+            xs = np.asarray(xs_raw, dtype=np.float64)
+            ys = np.asarray(ys_raw, dtype=np.float64)
+            if xs.ndim != 1 or xs.shape != ys.shape or not len(xs):
+                raise ValueError("map.x and map.y must be lists of one length")
+            if not (np.isfinite(xs).all() and np.isfinite(ys).all()):
+                raise ValueError("the map holds a non-finite number")
+            if (np.diff(xs) < 0).any() or (np.diff(ys) < 0).any() or ys.min() < 0 or ys.max() > 1:
+                raise ValueError("the map must be non-decreasing, with values in [0, 1]")
+            encoder = (data.get("fingerprint") or {}).get("encoder") or {}
+            sha = encoder.get("weights_sha256") if isinstance(encoder, dict) else None
+            return cls(tuple(xs.tolist()), tuple(ys.tolist()), str(p), sha)
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"cannot read a verdict calibration from {p}: {what}") from None
+
+    def check_encoder(self, sha256: str) -> None:
+        """Refuse a map fitted on another encoder's evidence."""
+        if self.encoder_sha256 and self.encoder_sha256 != sha256:
+            raise ValueError(
+                f"the verdict calibration {self.source} was fitted for another encoder "
+                f"(weights {self.encoder_sha256[:12]}, this index's {sha256[:12]}); run "
+                f"`logic-rag adapt` for this index"
+            )

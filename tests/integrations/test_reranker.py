@@ -55,8 +55,9 @@ def test_negated_member_moves_down_and_is_flagged(core):
     berry = next(r for r in ranked if r.position == 4)
     assert berry.hit.constraints["NOT berries"] is False
     assert berry.hit.constraint_scores["NOT berries"] < 0.5
-    # Ten candidates: r = 10 // 4 = 2 of them match "berries" (p > 0.5), the berry first.
-    assert sum(not r.hit.constraints["NOT berries"] for r in ranked) == 2
+    # Evidence calibrated on ten candidates is relative: only the clear case is ✗, none
+    # of the others is called a berry (the rest is ✓ or ?).
+    assert [r.position for r in ranked if r.hit.constraints["NOT berries"] is False] == [4]
     # Input order puts the berry first; the logic moves it below a California non-berry.
     first = core.rerank(NEGATION, [STRAWBERRY, *TEXTS[:4], *TEXTS[5:]])
     assert first[0].position != 0
