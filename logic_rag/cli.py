@@ -752,6 +752,13 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         f"(default {defaults.quality_delta})",
     )
     p.add_argument(
+        "--verdict-calibration",
+        default=None,
+        metavar="FILE",
+        help="map the embedding evidence to P(holds) for the ✓ / ✗ / ? verdicts: "
+        "calibration.json from `logic-rag adapt` (fitted on this index) or a fit-cascade file",
+    )
+    p.add_argument(
         "--quality-thresholds",
         default=None,
         metavar="FILE",
@@ -791,7 +798,13 @@ def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     """LogicConfig changes from the verifier and quality flags (empty when none was given)."""
-    return {**_second_verifier_config(args), **_quality_config(args)}
+    changes = {**_second_verifier_config(args), **_quality_config(args)}
+    calibration = getattr(args, "verdict_calibration", None)
+    if calibration is not None:
+        if not Path(calibration).is_file():
+            raise ValueError(f"--verdict-calibration {calibration}: no such file")
+        changes["verdict_calibration"] = calibration
+    return changes
 
 
 def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:

@@ -41,7 +41,9 @@ def render_card(
         "- `verifier/`: a cross-encoder distilled from the teacher's verdicts "
         "(`--verifier cross-encoder:DIR/verifier`);",
         "- `calibration.json`: a monotone map from the embedding verifier's p to P(the "
-        "teacher says yes), for the index it was fitted on.",
+        "teacher says yes), for the index it was fitted on "
+        "(`logic-rag search INDEX ... --verdict-calibration DIR/calibration.json`, or "
+        "`LogicConfig(verdict_calibration=...)`: the ✓ / ✗ / ? of embedding verdicts).",
         "",
         "## Teacher",
         "",
