@@ -79,7 +79,13 @@ def time_pipelines(
     all_pairs_queries: int = 2,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """``{"by_k": {k: {vanilla, quality, llm_rerank}}, "all_pairs_verify": {...}}``."""
+    """``{"by_k": {k: {vanilla, quality, llm_rerank}}, "all_pairs_verify": {...}}``.
+
+    ``pool`` must exceed every k: a pool of k pages or fewer is its own top k, certified
+    with no LLM check, and would time nothing.
+    """
+    if not ks or pool <= max(ks):
+        raise ValueError(f"pool ({pool}) must be larger than every k ({list(ks)})")
     base = retriever.with_config(verifier=verifier, quality_pool=pool)
     quality = base.with_config(quality_bounds="hard", quality_max_calls=budget)
     by_k: dict[int, dict[str, Any]] = {}

@@ -32,3 +32,10 @@ def test_time_pipelines_rows_and_calls(quest_novel_pages, minilm):
         assert r["llm_calls_mean"] == r["llm_rerank_top"]  # one whole-query check per page
     every = out["all_pairs_verify"]
     assert every["queries"] == 1 and every["llm_calls_mean"] == 8
+
+
+def test_a_pool_no_deeper_than_k_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="larger than every k"):
+        time_pipelines(None, None, ["q"], ks=(5, 20), pool=20)
