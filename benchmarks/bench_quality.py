@@ -64,7 +64,7 @@ def _timed(
         "all_pairs_calls_mean": float(np.mean(every)),
         "call_share": float(sum(calls) / max(1, sum(every))),
         "prompt_tokens_mean": float(np.mean(tokens)),
-        "seconds_per_call": float(sum(seconds) / max(1, sum(calls))),
+        "seconds_per_call": float(sum(seconds) / sum(calls)) if sum(calls) else None,
     }
 
 

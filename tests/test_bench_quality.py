@@ -24,6 +24,7 @@ def test_time_pipelines_rows_and_calls(quest_novel_pages, minilm):
     for row in out["by_k"].values():
         assert set(row) == {"vanilla", "quality", "llm_rerank"}
         assert row["vanilla"]["llm_calls_mean"] == 0
+        assert row["vanilla"]["seconds_per_call"] is None  # no calls: no cost per call
         q = row["quality"]
         assert q["all_pairs_calls_mean"] == 8  # the pool's 8 pages x one positive atom
         assert 0 < q["llm_calls_mean"] <= 8 and q["p50_s"] > 0
