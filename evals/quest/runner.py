@@ -190,6 +190,8 @@ def run_eval_quest(
     if config:
         extra["config"] = {k: str(v) for k, v in config.items()}
     write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
+    for result in results.values():  # the terminal table names the model too
+        result.setdefault("model", retriever.dense.encoder.name)
     return results
 
 
@@ -246,7 +248,13 @@ def write_outputs(
 def print_table(
     results: dict[str, dict[str, Any]], metrics: Sequence[str] = ("R@20", "violation_rate")
 ) -> None:
-    """Per-template table on standard output."""
+    """Per-template table on standard output (which model, then one table per metric
+    that some strategy filled; a metric no strategy could compute is named, not shown)."""
+    models = {
+        str(r.get("model")) for r in results.values() if isinstance(r, dict) and r.get("model")
+    }
+    if models:
+        print(f"model: {', '.join(sorted(models))}")
     for metric in metrics:
         print(f"\n{metric} by template\n")
         print(format_table(results, (metric,)))

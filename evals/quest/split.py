@@ -19,6 +19,7 @@ import argparse
 import json
 import random
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -139,7 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dev-share", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    split = split_by_atom(read_records(args.queries), dev_share=args.dev_share, seed=args.seed)
+    try:
+        records = read_records(args.queries)
+        split = split_by_atom(records, dev_share=args.dev_share, seed=args.seed)
+    except (OSError, ValueError) as exc:  # a missing or bad file: one line, exit 2
+        print(f"{parser.prog}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     atomic_write_jsonl(out / "train.jsonl", split.train)
     atomic_write_jsonl(out / "dev.jsonl", split.dev)
