@@ -20,11 +20,17 @@ def project_root() -> Path:
 
 
 def shared_data_dir() -> Path:
-    """The shared benchmark data folder (``$LOGIC_RAG_DATA`` or ``../shared/data``)."""
+    """The shared benchmark data folder: ``$LOGIC_RAG_DATA``; else, in a checkout (the
+    package beside ``pyproject.toml``), ``../shared/data`` next to it; else (an installed
+    wheel, whose parent folder is ``site-packages``) ``shared/data`` under the current
+    folder, so installed code never looks beside ``site-packages``."""
     env = os.environ.get("LOGIC_RAG_DATA")
     if env:
         return Path(env).expanduser()
-    return project_root().parent / "shared" / "data"
+    root = project_root()
+    if (root / "pyproject.toml").is_file():
+        return root.parent / "shared" / "data"
+    return Path.cwd() / "shared" / "data"
 
 
 def cache_dir() -> Path:

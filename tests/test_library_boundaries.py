@@ -67,3 +67,18 @@ def test_no_module_level_mutable_cache_in_the_library():
         hit for hit in found if f"{hit.split(':')[0]} {hit.split(' ', 1)[1]}" not in ALLOWED
     ]
     assert unexplained == []
+
+
+def test_installed_code_never_looks_beside_site_packages(tmp_path, monkeypatch):
+    """Outside a checkout (no pyproject.toml beside the package) the data default is
+    under the current folder, not ``site-packages/../shared``."""
+    import logic_rag.paths as paths
+
+    fake = tmp_path / "site-packages"
+    (fake / "logic_rag").mkdir(parents=True)
+    monkeypatch.delenv("LOGIC_RAG_DATA", raising=False)
+    monkeypatch.setattr(paths, "project_root", lambda: fake)
+    monkeypatch.chdir(tmp_path)
+    assert paths.shared_data_dir() == tmp_path / "shared" / "data"
+    monkeypatch.setenv("LOGIC_RAG_DATA", str(tmp_path / "data"))
+    assert paths.shared_data_dir() == tmp_path / "data"
