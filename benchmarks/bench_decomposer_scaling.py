@@ -14,8 +14,6 @@ benchmarks.bench_decomposer_scaling [--sizes 250,500,1000,2000,4000]``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -133,15 +131,11 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_decomposer_scaling")
-    parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json", action="store_true", help="print the JSON, not the table")
-    args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    result = run(sizes, repeats=args.repeats)
-    print(json.dumps(result, indent=2) if args.json else format_table(result))
-    return 0
+    from benchmarks.common import scaling_main
+
+    return scaling_main(
+        "python -m benchmarks.bench_decomposer_scaling", run, format_table, DEFAULT_SIZES, argv
+    )
 
 
 if __name__ == "__main__":

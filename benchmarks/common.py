@@ -234,3 +234,26 @@ def llm_generator(spec: str, device: str | None = None) -> Any:
     from logic_rag.generators.base import make_generator
 
     return make_generator(spec, device=device)
+
+
+def scaling_main(
+    prog: str,
+    run: Callable[..., dict[str, Any]],
+    format_table: Callable[[dict[str, Any]], str],
+    default_sizes: Sequence[int],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """The command line of a time-against-input-size benchmark (``--sizes``, ``--repeats``,
+    ``--json``): the decomposer and JSON-extraction benchmarks share it."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--sizes", default=",".join(map(str, default_sizes)))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print the JSON, not the table")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    result = run(sizes, repeats=args.repeats)
+    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    return 0

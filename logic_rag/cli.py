@@ -240,7 +240,7 @@ def _read_queries(path_text: str) -> Any:
     """
     import itertools
 
-    from logic_rag.corpus import read_jsonl
+    from logic_rag.corpus import decode_line, read_jsonl
     from logic_rag.encoders.dense import check_unicode
     from logic_rag.errors import CorpusFormatError
 
@@ -266,15 +266,7 @@ def _read_queries(path_text: str) -> Any:
                 yield str(qid), check_unicode(text, f"{path}:{lineno}")
             return
         for lineno, raw in enumerate(lines, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise CorpusFormatError(
-                    path,
-                    lineno,
-                    f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                    f"save the file as UTF-8",
-                ) from None
+            line = decode_line(raw, path, lineno)
             if line.strip():
                 yield str(lineno), check_unicode(line.strip(), f"{path}:{lineno}")
 

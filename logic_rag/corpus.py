@@ -162,15 +162,20 @@ def _decoded(handle: Any, path: Path) -> Iterator[tuple[int, str]]:
     for lineno, raw in enumerate(handle, start=1):
         if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
-        try:
-            yield lineno, raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CorpusFormatError(
-                path,
-                lineno,
-                f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                f"save the file as UTF-8",
-            ) from None
+        yield lineno, decode_line(raw, path, lineno)
+
+
+def decode_line(raw: bytes, path: Path, lineno: int) -> str:
+    """One line of a file as UTF-8 text; invalid bytes raise a ``file:line`` error."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusFormatError(
+            path,
+            lineno,
+            f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+            f"save the file as UTF-8",
+        ) from None
 
 
 def _reject_constant(name: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,7 +87,9 @@ def test_explain_in_text_mode_shows_scores_and_the_pages_a_not_pushed_down(index
     assert main(["search", str(index), NEGATED, "-k", "3", "--explain"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("logic: ") and "NOT Orchids of Thailand" in out.splitlines()[0]
-    assert "✓ NOT Orchids of Thailand (" in out  # constraint scores are shown
+    # Each constraint shows its verdict (✓ / ✗ / ?) and, with --explain, its score; over six
+    # pages the embedding evidence is relative, so the verdicts here are mostly ?.
+    assert re.search(r"[✓✗?] NOT Orchids of Thailand \(\d\.\d\d\)", out)
     pushed = [line for line in out.splitlines() if line.startswith("  pushed down by NOT")]
     assert pushed and "Paphiopedilum exul" in "\n".join(pushed)
     # The same facts in JSON: the hits are unchanged, the pushed-down page is not among them.
