@@ -567,7 +567,7 @@ def _cmd_fit_cascade(args: argparse.Namespace) -> int:
     print(
         f"labelled {len(fitted.sample)} pairs of {min(len(queries), 256)} queries with "
         f"{fitted.key.get('expensive', '?')}; saved to {args.out}. Use it with "
-        f"--strategy quality --quality-thresholds {args.out}"
+        f"--strategy quality --quality-bounds calibrated --quality-thresholds {args.out}"
     )
     return 0
 
@@ -1079,9 +1079,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "fit-cascade",
-        help="fit the quality strategy's cascade once for an index and an LLM verifier",
+        help="label a sample of (constraint, page) pairs with the LLM once per index: the "
+        "calibrated bounds of --strategy quality",
         description="Label an importance sample of (constraint, page) pairs of QUERIES with "
-        "the LLM verifier and save it: --strategy quality --quality-thresholds FILE reuses it.",
+        "the LLM verifier and save it: --strategy quality --quality-bounds calibrated "
+        "--quality-thresholds FILE uses it.",
     )
     p.add_argument("index_dir", help="index folder")
     p.add_argument("--queries", required=True, help="JSONL with a 'query' field, or one per line")

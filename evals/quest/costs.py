@@ -1,7 +1,8 @@
 """What a strategy cost per query: wall seconds, and for ``quality`` the LLM's share.
 
 :func:`summarise_costs` turns per-query records (the seconds a search took, and the
-``cascade`` block a cascaded verifier writes into every hit's ``logic``) into the figures
+``llm`` block that ``quality``'s certified stage and ``llm-rerank`` write into every hit's
+``logic``, or the ``cascade`` block of a ``CascadeVerify`` stage) into the figures
 an evaluation reports: p50 / p95 seconds per query, costly-verifier calls per query
 against what checking every pair would have made, prompt tokens.
 """
@@ -19,6 +20,12 @@ __all__ = ["query_cost", "summarise_costs"]
 def query_cost(seconds: float, logic: Mapping[str, Any] | None) -> dict[str, Any]:
     """One query's record: its wall seconds and, when present, its cascade figures."""
     record: dict[str, Any] = {"seconds": float(seconds)}
+    llm = (logic or {}).get("llm")
+    if isinstance(llm, Mapping):  # quality (certified top k) and llm-rerank
+        record["expensive_calls"] = int(llm.get("calls", 0))
+        record["all_pairs_calls"] = int(llm.get("all_pairs_calls", 0))
+        record["prompt_tokens"] = int(llm.get("prompt_tokens", 0))
+        return record
     cascade = (logic or {}).get("cascade")
     if isinstance(cascade, Mapping):
         keys = ("expensive_calls", "all_pairs_calls", "uncut_pairs_calls", "prompt_tokens")
