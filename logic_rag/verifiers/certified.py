@@ -377,6 +377,12 @@ class CertifiedTopK(Stage):
             "probability": None if stated is None else round(stated, 4),
             "budget": self.max_llm_calls,
         }
+        if len(state.candidates) <= k:
+            # Every candidate is in the top k already: nothing to certify, nothing asked.
+            state.info["llm"]["note"] = (
+                f"the pool ({len(state.candidates)} candidates) is no larger than k={k}: "
+                f"no LLM check decides anything; ask for fewer hits (k, top_n)"
+            )
 
 
 def verifier_stats(verifier: Verifier) -> dict[str, Any]:

@@ -241,3 +241,15 @@ def test_negated_atoms_never_asked_under_positive_polarity() -> None:
         )
         negated = {a.text for a in negated_atoms(state.plan.logic)}
         assert not negated & {atom for atom, _ in verifier.asked}
+
+
+def test_a_pool_no_larger_than_k_asks_nothing_and_says_why() -> None:
+    rng = np.random.default_rng(9)
+    state, _costly, table = _case(rng)
+    verifier = TableVerifier(table)
+    CertifiedTopK(verifier, prior=PRIOR, truth_weight=W, max_llm_calls=None).run(
+        SearchBatch([state], len(state.candidates)), _Ctx()
+    )
+    info = state.info["llm"]
+    assert info["calls"] == 0 and not verifier.asked and info["certified"]
+    assert "no larger than k" in info["note"]
