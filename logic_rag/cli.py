@@ -366,6 +366,8 @@ def _llm_cost_line(cost: dict[str, Any]) -> str:
             )
         else:
             line += f"; budget of {cost.get('budget')} spent before the top {cost.get('k')} was certified"
+    if cost.get("note"):
+        line += f" ({cost['note']})"
     return line
 
 
