@@ -116,8 +116,9 @@ def test_d03_every_strategy_caps_k(tiny):
     from tests.verifier_doubles import KeywordVerifier
 
     for strategy in STRATEGIES:
-        # quality's LLM is a test double: the bound is the pipeline's, not a model's.
-        engine = tiny.with_config(verifier=KeywordVerifier()) if strategy == "quality" else tiny
+        # The LLM of quality and llm-rerank is a test double: the bound is the pipeline's.
+        llm = strategy in ("quality", "llm-rerank")
+        engine = tiny.with_config(verifier=KeywordVerifier()) if llm else tiny
         hits, peak = _peak(
             lambda s=strategy, e=engine: e.search("fruits but not citrus", k=HUGE_K, strategy=s)
         )
