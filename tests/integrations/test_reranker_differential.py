@@ -15,7 +15,7 @@ from logic_rag.strategies import DENSE_STRATEGIES, LogicConfig
 
 from .conftest import QUERIES
 
-#: ``quality`` and ``llm-rerank`` need the LLM of the registry (their reranker runs are in
+#: ``quality`` and ``llm-rerank`` need the LLM of the registry (quality's reranker run is in
 #: test_reranker_quality.py); the others run on MiniLM alone.
 STRATEGIES = [s for s in DENSE_STRATEGIES if s not in ("quality", "llm-rerank")]
 CONFIG = LogicConfig(positive_prior=0.3, verify_weight=0.6, rerank_weight=0.4)
