@@ -91,10 +91,10 @@ def test_d32_04_llm_deadline_s_bounds_the_llm_verifier_it_builds(servers):  # no
     # The quality strategy's costly verifier and its cheap one get it too.
     spec = f"llm:openai:{slow.url}#other"
     quality = LogicConfig(verifier=spec, quality_cheap=spec, llm_deadline_s=2.5)
-    from logic_rag.verifiers.cascade import CascadeVerify
+    from logic_rag.verifiers.certified import CertifiedTopK
 
-    [cascade] = [s for s in pipeline_of("quality", quality) if isinstance(s, CascadeVerify)]
-    assert cascade.expensive._generator().deadline == 2.5
+    [certified] = [s for s in pipeline_of("quality", quality) if isinstance(s, CertifiedTopK)]
+    assert certified.expensive._generator().deadline == 2.5
     assert _second_verifier(quality, "quality")._generator().deadline == 2.5
 
 
