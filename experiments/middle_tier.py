@@ -25,10 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     from logic_rag.evals.quest.data import load_quest_queries
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.pipeline.context import SearchContext
-    from logic_rag.pipeline.stage import Pipeline
     from logic_rag.pipeline.state import QueryState, SearchBatch
     from logic_rag.verifiers.base import CheckRequest
-    from logic_rag.verifiers.cascade import CascadeVerify
+    from logic_rag.verifiers.certified import CertifiedTopK
     from logic_rag.verifiers.llm import LLMVerifier
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -42,11 +41,10 @@ def main(argv: list[str] | None = None) -> int:
 
     retriever = LogicRetriever.load(args.index)
     queries = [q.query for q in load_quest_queries(Path(args.dev))[: args.queries]]
-    stages = list(retriever.pipeline("quality"))
-    at = next(i for i, s in enumerate(stages) if isinstance(s, CascadeVerify))
+    before, _costly = retriever.pipeline("quality").until(CertifiedTopK)
     batch = SearchBatch([QueryState(p) for p in retriever.plan(queries)], k=20)
     ctx = SearchContext(retriever.resources)
-    Pipeline(stages[:at])(batch, ctx)
+    before(batch, ctx)
     requests, cheap = [], []
     for state in batch:
         rows = [i for i, a in enumerate(state.plan.atoms) if a not in state.plan.negated]
