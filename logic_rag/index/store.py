@@ -308,8 +308,12 @@ def write_folder(
     """
     for name in writers:
         check_name(name)
-    out = check_out_dir(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    parent = Path(out_dir).parent
+    parent.mkdir(parents=True, exist_ok=True)
+    # Checked under the swap lock: another save to the same folder may be between its two
+    # renames, when the folder is briefly absent or being replaced.
+    with _swap_lock(parent):
+        out = check_out_dir(out_dir)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     try:
         make_public_dir(tmp)
