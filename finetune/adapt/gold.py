@@ -12,7 +12,6 @@ with the same settings and the plan is the same, pair for pair.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,24 +31,11 @@ def _norm(text: str) -> str:
 
 
 def read_atom_sets(path: str | Path) -> dict[str, frozenset[str]]:
-    """``atom -> member titles`` from an ``atoms.jsonl`` file (``atom``, ``docs``)."""
-    from logic_rag.errors import CorpusFormatError
+    """``atom -> member titles`` from an ``atoms.jsonl`` file (``atom``, ``docs``), read by
+    the QUEST reader (``file:line`` errors), keyed by normalised atom text."""
+    from logic_rag.evals.quest.data import load_atom_sets
 
-    path = Path(path)
-    out: dict[str, frozenset[str]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                atom, docs = row["atom"], row["docs"]
-            except (ValueError, KeyError, TypeError):
-                raise CorpusFormatError(path, lineno, "not an atom row (atom, docs)") from None
-            if not isinstance(atom, str) or not isinstance(docs, list):
-                raise CorpusFormatError(path, lineno, '"atom" must be a string, "docs" a list')
-            out[_norm(atom)] = frozenset(str(d) for d in docs)
-    return out
+    return {_norm(atom): frozenset(docs) for atom, docs in load_atom_sets(path).items()}
 
 
 @dataclass(frozen=True, eq=False)
