@@ -589,6 +589,10 @@ def resolve_model(name: str | os.PathLike[str], *, revision: str | None = None) 
                 f".gguf file)"
             )
         resolved = path.resolve()
+        ggufs = sorted(resolved.glob("*.gguf"))
+        if len(ggufs) == 1 and not (resolved / "config.json").is_file():
+            # A folder holding one GGUF file is that generator (as llama.cpp reads it).
+            return ResolvedModel(str(resolved), resolved, "generator", gguf_file=ggufs[0].name)
         return ResolvedModel(
             str(resolved), resolved, _local_kind(resolved), dtype=_local_dtype(resolved)
         )

@@ -63,6 +63,15 @@ def test_local_folder_resolves(tmp_path: Path):
     assert model.kind == "dense"
 
 
+def test_folder_holding_one_gguf_names_it(tmp_path: Path):
+    # transformers needs the file's name (gguf_file=...); the folder alone loads nothing.
+    (tmp_path / "model-q4.gguf").write_bytes(b"GGUF")
+    model = resolve_model(str(tmp_path))
+    assert (model.kind, model.gguf_file) == ("generator", "model-q4.gguf")
+    (tmp_path / "other.gguf").write_bytes(b"GGUF")  # two: which one is not ours to guess
+    assert resolve_model(str(tmp_path)).gguf_file is None
+
+
 def test_folder_without_model_files_is_refused(tmp_path: Path):
     with pytest.raises(ModelNotFoundError, match="holds no model"):
         resolve_model(tmp_path)

@@ -248,8 +248,13 @@ class TransformersGenerator:
         # positions as the prompt alone (generate() does this itself; forward() does not).
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         with torch.inference_mode():
+            # logits_to_keep=1: the vocabulary projection of the last position only (the
+            # others are never read; on a long prompt they are most of the memory).
             logits = model(
-                input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions
+                input_ids=enc["input_ids"],
+                attention_mask=mask,
+                position_ids=positions,
+                logits_to_keep=1,
             ).logits[:, -1, :]
         return torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
 
