@@ -43,7 +43,7 @@ import numpy as np
 
 from logic_rag.verifiers.cache import PairCache
 
-__all__ = ["SavedVerdicts", "Run", "plan_runs", "measure", "dev_queries", "main"]
+__all__ = ["SavedVerdicts", "Run", "plan_runs", "measure", "dev_queries", "train_queries", "main"]
 
 PROG = "quality_curve"
 
@@ -119,21 +119,36 @@ class Run:
     budget: int | None = None
     top: int | None = None
     equal_to: str | None = None
+    bounds: str = "hard"
 
     @property
     def name(self) -> str:
         if self.strategy == "quality":
-            return f"quality k={self.k} budget={self.budget if self.budget is not None else 'none'}"
+            budget = self.budget if self.budget is not None else "none"
+            bounds = "" if self.bounds == "hard" else f" {self.bounds}"
+            return f"quality{bounds} k={self.k} budget={budget}"
         if self.strategy == "llm-rerank":
+            if self.equal_to is None:
+                return f"llm-rerank k={self.k} every candidate"
             return f"llm-rerank k={self.k} top={self.top} (calls of {self.equal_to})"
         if self.strategy == "verify":
-            return f"verify all-pairs top {self.top} k={self.k}"
+            top = self.top if self.top is not None else "every candidate"
+            return f"verify all-pairs top {top} k={self.k}"
         return f"{self.strategy} k={self.k}"
 
 
-def plan_runs(ks: Sequence[int], budgets: Sequence[int | None], all_pairs_top: int) -> list[Run]:
+def plan_runs(
+    ks: Sequence[int],
+    budgets: Sequence[int | None],
+    all_pairs_top: int,
+    *,
+    calibrated: bool = False,
+    every_candidate: bool = False,
+) -> list[Run]:
     """The runs, cheapest first: free ones, quality at the finite budgets and its peer,
-    the all-pairs reference, then the unbounded budget and its peer."""
+    the all-pairs reference, then the unbounded budget and its peer; with ``calibrated``
+    quality with calibrated bounds at every budget; with ``every_candidate`` the
+    references over the whole pool (all pairs and the whole-query check of every page)."""
     finite = sorted(b for b in budgets if b is not None)
     runs: list[Run] = [Run("vanilla", k) for k in ks] + [Run("rerank", k) for k in ks]
     groups = [finite, [None] if None in budgets else []]
@@ -143,6 +158,11 @@ def plan_runs(ks: Sequence[int], budgets: Sequence[int | None], all_pairs_top: i
         runs += [Run("llm-rerank", q.k, equal_to=q.name) for q in quality]
         if i == 0 and all_pairs_top:
             runs += [Run("verify", k, top=all_pairs_top) for k in ks]
+    if calibrated:
+        runs += [Run("quality", k, budget=b, bounds="calibrated") for k in ks for b in budgets]
+    if every_candidate:
+        runs += [Run("verify", k, top=None) for k in ks]
+        runs += [Run("llm-rerank", k) for k in ks]
     return runs
 
 
@@ -174,11 +194,27 @@ def dev_queries(
     return kept
 
 
-def _config(run: Run, verifier: Any) -> dict[str, Any]:
+def train_queries(data: Path, *, seed: int = 0, dev_share: float = 0.5) -> list[str]:
+    """The query texts of the same split's train side (for fits: ``fit-cascade``)."""
+    from logic_rag.evals.quest.split import read_records, split_by_atom
+
+    split = split_by_atom(read_records(data / "train_dev.jsonl"), dev_share=dev_share, seed=seed)
+    return [str(r["query"]) for r in split.train]
+
+
+def _config(run: Run, verifier: Any, thresholds: str | None = None) -> dict[str, Any]:
     if run.strategy == "quality":
-        return {"verifier": verifier, "quality_bounds": "hard", "quality_max_calls": run.budget}
+        config = {
+            "verifier": verifier,
+            "quality_bounds": run.bounds,
+            "quality_max_calls": run.budget,
+        }
+        if run.bounds == "calibrated":
+            config["quality_thresholds"] = thresholds
+        return config
     if run.strategy == "llm-rerank":
-        return {"verifier": verifier, "llm_rerank_top": int(run.top or 1)}
+        # With no top, every page of the pool (larger than any pool here).
+        return {"verifier": verifier, "llm_rerank_top": int(run.top or 100_000)}
     if run.strategy == "verify":
         return {"verifier": verifier, "verifier_top": run.top}
     return {}
@@ -191,11 +227,12 @@ def measure(
     run: Run,
     *,
     log: Callable[[str], None] = print,
+    thresholds: str | None = None,
 ) -> dict[str, Any]:
     """Search every query alone at ``run.k``; R@k, LLM calls and seconds per query."""
     from logic_rag.evals.quest.metrics import evaluate_run
 
-    configured = retriever.with_config(**_config(run, verifier))
+    configured = retriever.with_config(**_config(run, verifier, thresholds))
     cache = verifier.cache
     scored = getattr(verifier, "stats", lambda: {})
     ranking: dict[str, list[tuple[str, float]]] = {}
@@ -214,6 +251,7 @@ def measure(
             "calls": int(info.get("calls", asked)),
             "all_pairs_calls": info.get("all_pairs_calls"),
             "certified": info.get("certified"),
+            "probability": info.get("probability"),
             "new_checks": scored().get("pairs", 0) - new,
             "seconds": round(seconds, 3),
         }
@@ -297,6 +335,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--all-pairs-top", type=int, default=40, help="verify's verifier_top (0: skip)")
     p.add_argument("--per-template", type=int, default=1, help="dev queries per template (0: all)")
     p.add_argument("--only", default="", help="run only these strategies (comma-separated)")
+    p.add_argument(
+        "--replay",
+        default=None,
+        help="answer every check from this scores file (experiments.llm_relay) instead of --llm",
+    )
+    p.add_argument(
+        "--fit-sample",
+        type=int,
+        default=0,
+        help="also run quality with calibrated bounds, fitted by fit-cascade on this many "
+        "pairs of the train side's queries (0: hard bounds only)",
+    )
+    p.add_argument(
+        "--every-candidate",
+        action="store_true",
+        help="also the references over the whole pool (all pairs; llm-rerank of every page)",
+    )
     args = p.parse_args(argv)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
@@ -313,7 +368,12 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         from logic_rag.verifiers.llm import LLMVerifier
 
-        fingerprint = LLMVerifier(generator=args.llm).fingerprint()
+        generator: Any = args.llm
+        if args.replay:
+            from experiments.llm_relay import ReplayGenerator
+
+            generator = ReplayGenerator([args.replay], name=f"relay:{Path(args.replay).name}")
+        fingerprint = LLMVerifier(generator=generator).fingerprint()
         cache = SavedVerdicts(out / "verdicts.json", fingerprint)
     except (ValueError, OSError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
@@ -330,11 +390,32 @@ def main(argv: list[str] | None = None) -> int:
     )
     templates = sorted({q.template or "?" for q in queries})
     retriever = _retriever(args, data, log)
-    verifier = LLMVerifier(generator=args.llm, cache=cache)
+    verifier = LLMVerifier(generator=generator, cache=cache)
+    thresholds = None
+    if args.fit_sample:
+        from logic_rag.verifiers.cascade import fit_cascade
+
+        thresholds = str(out / f"fit-{args.fit_sample}.json")
+        if not Path(thresholds).is_file():
+            fit_cascade(
+                retriever.with_config(verifier=verifier),
+                train_queries(data),
+                thresholds,
+                sample_size=args.fit_sample,
+            )
     only = set(filter(None, args.only.split(",")))
     results: dict[str, Any] = {}
+    if (out / "results.json").is_file():  # a stopped run keeps what it measured
+        results = json.loads((out / "results.json").read_text(encoding="utf-8"))["runs"]
     settings = {**vars(args), "queries": len(queries), "documents": len(retriever)}
-    for run in plan_runs(ks, budgets, args.all_pairs_top):
+    runs = plan_runs(
+        ks,
+        budgets,
+        args.all_pairs_top,
+        calibrated=bool(args.fit_sample),
+        every_candidate=args.every_candidate,
+    )
+    for run in runs:
         if only and run.strategy not in only:
             continue
         if run.strategy == "llm-rerank":
@@ -342,7 +423,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             mean = results[run.equal_to]["calls_mean"]
             run = Run("llm-rerank", run.k, top=max(1, int(round(mean))), equal_to=run.equal_to)
-        results[run.name] = measure(retriever, verifier, queries, run, log=log)
+        if run.name in results:
+            continue
+        results[run.name] = measure(
+            retriever, verifier, queries, run, log=log, thresholds=thresholds
+        )
         shown = {k: v for k, v in results[run.name].items() if k != "per_query"}
         log(json.dumps({run.name: shown}))
         atomic_write_json(out / "results.json", {"settings": settings, "runs": results})
