@@ -27,8 +27,15 @@ from typing import Any
 from experiments.llm_relay import RecordingGenerator, write_prompts
 
 
-def _record_pool(retriever: Any, verifier: Any, texts: list[str], k: int) -> int:
-    """Every atom and the whole query on every candidate of ``quality``'s pool."""
+def _record_pool(
+    retriever: Any, verifier: Any, texts: list[str], k: int, per_batch: int = 1
+) -> int:
+    """Every atom and the whole query on every candidate of ``quality``'s pool.
+
+    ``per_batch`` queries are searched together; the experiments search one at a time, and a
+    batch encodes its texts with padding, which moves the last bits of the vectors and
+    with them a near tie between two evidence sentences of a long page (another prompt).
+    """
     from logic_rag.pipeline.context import SearchContext
     from logic_rag.pipeline.state import QueryState, SearchBatch
     from logic_rag.verifiers.base import CheckRequest
@@ -36,8 +43,8 @@ def _record_pool(retriever: Any, verifier: Any, texts: list[str], k: int) -> int
 
     before, _ = retriever.pipeline("quality").until(CertifiedTopK)
     pairs = 0
-    for start in range(0, len(texts), 16):
-        part = texts[start : start + 16]
+    for start in range(0, len(texts), per_batch):
+        part = texts[start : start + per_batch]
         batch = SearchBatch([QueryState(p) for p in retriever.plan(part)], k)
         ctx = SearchContext(retriever.resources)
         before(batch, ctx)
@@ -72,7 +79,8 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any) -> None:
         log(f"quest k={k}: {pairs} pool pairs, {len(recorder.asked)} prompts so far")
     verify = base.with_config(verifier=verifier, verifier_top=40)
     for k in (5, 20):
-        verify.search_batch(texts, k, strategy="verify")
+        for text in texts:  # one at a time, as the experiment searches
+            verify.search(text, k, strategy="verify")
     log(f"quest verify top 40: {len(recorder.asked)} prompts so far")
     with tempfile.TemporaryDirectory() as tmp:
         fit_cascade(quality, train_queries(data), Path(tmp) / "fit.json", sample_size=1000)

@@ -41,6 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--calibration", default="candidates", choices=["candidates", "corpus"])
     parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+    parser.add_argument(
+        "--replay",
+        default=None,
+        help="an LLM verifier for quality / llm-rerank / verify, answering from this relay "
+        "scores file (experiments.llm_relay)",
+    )
+    parser.add_argument("--top-n", type=int, default=None, help="the reranker's top_n (k)")
+    parser.add_argument("--verifier-atoms", default="positive", help="atoms the LLM checks")
     args = parser.parse_args(argv)
 
     from logic_rag.corpus import load_beir
@@ -69,13 +77,30 @@ def main(argv: list[str] | None = None) -> int:
         "calibration": args.calibration,
         "questions": len(qids),
     }
+    extra: dict[str, object] = {}
+    if args.replay:
+        from experiments.llm_relay import ReplayGenerator
+        from logic_rag.verifiers.llm import LLMVerifier
+
+        generator = ReplayGenerator([args.replay], name=f"relay:{Path(args.replay).name}")
+        extra = {
+            "verifier": LLMVerifier(generator=generator),
+            "config": {"verifier_atoms": args.verifier_atoms},
+        }
+        report.update(top_n=args.top_n, verifier_atoms=args.verifier_atoms)
     cache = None
     for strategy in args.strategies.split(","):
-        reranker = CandidateReranker(encoder, strategy=strategy, calibration=args.calibration)
+        reranker = CandidateReranker(
+            encoder,
+            strategy=strategy,
+            calibration=args.calibration,
+            **(extra if strategy in ("quality", "llm-rerank", "verify") else {}),
+        )
         if cache is not None:
             reranker.cache = cache  # one set of candidate vectors for every strategy
         cache = reranker.cache
         totals = [0.0, 0.0, 0]
+        calls: list[int] = []
         started = time.perf_counter()
         for qid, query, hits in zip(qids, texts, found, strict=True):
             docs = [by_id[h.id] for h in hits]
@@ -84,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
                 [d.text for d in docs],
                 titles=[d.title for d in docs],
                 scores=[h.score for h in hits],
+                top_n=args.top_n,
             )
             order = [docs[r.position].id for r in ranked]
+            info = (ranked[0].hit.logic or {}).get("llm") if ranked else None
+            calls.append(int(info["calls"]) if info else 0)
             answer = next(iter(data.qrels[qid]))
             r1, rr, above = _metrics(order, answer, traps[qid])
             totals[0] += r1
@@ -96,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             "R@1": round(totals[0] / n, 3),
             "MRR@10": round(totals[1] / n, 3),
             "trap_above_answer": round(totals[2] / n, 3),
+            "llm_calls_per_question": round(sum(calls) / n, 2),
             "seconds": round(time.perf_counter() - started, 1),
         }
         print(f"{strategy}: {report[strategy]}", file=sys.stderr, flush=True)

@@ -1,0 +1,144 @@
+"""How often a hit's ✓ / ✗ / ? contradicts what is known about the page (issue 40).
+
+Two checks, each for ``rerank`` (no LLM) and ``quality`` (LLM verdicts, replayed):
+
+* QUEST-attr dev (seed-0 atom-disjoint split), queries whose gold logic has no OR: every
+  constraint holds on a gold page, so each verdict a gold page in the top ``k`` shows
+  should be ✓; reported are the shares shown ✗ and ?, and the share the LLM gave.
+* boolq_not: each trap passage contains what its question excludes, so its NOT verdict
+  should not be ✓; the passages are reranked as in ``experiments.rerankers_boolq`` (a
+  dense store's top 20), and the NOT verdicts of every trap in the output are counted.
+
+Queries are decomposed by the rules, as a user's are (the verdicts a user sees).
+
+    python -m experiments.verdict_shares --index IDX --replay SCORES [--k 20]
+
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+MARK = {True: "yes", False: "no", None: "unsure"}
+
+
+def _has_or(logic: Any) -> bool:
+    from logic_rag.query.algebra import Or
+
+    if isinstance(logic, Or):
+        return True
+    children = list(getattr(logic, "args", ()) or ())
+    if hasattr(logic, "arg"):
+        children.append(logic.arg)
+    return any(_has_or(c) for c in children)
+
+
+def _shares(counts: Counter[str], llm: int) -> dict[str, Any]:
+    total = sum(counts.values())
+    out: dict[str, Any] = {"verdicts": total}
+    for mark in ("yes", "no", "unsure"):
+        out[mark] = round(counts[mark] / total, 3) if total else None
+    out["from_llm"] = round(llm / total, 3) if total else None
+    return out
+
+
+def quest_shares(retriever: Any, verifier: Any, strategy: str, k: int) -> dict[str, Any]:
+    from experiments.quality_curve import dev_queries
+    from logic_rag.evals.quest.runner import gold_logical_query
+    from logic_rag.paths import shared_data_dir
+
+    queries = dev_queries(shared_data_dir() / "quest" / "attr", per_template=0)
+    chosen = [q for q in queries if (g := gold_logical_query(q)) is not None and not _has_or(g)]
+    configured = retriever.with_config(verifier=verifier) if verifier is not None else retriever
+    counts: Counter[str] = Counter()
+    llm = 0
+    for q in chosen:
+        gold = set(q.docs)
+        for hit in configured.search(q.query, k=k, strategy=strategy):
+            if hit.title in gold or hit.id in gold:
+                for name, verdict in hit.constraints.items():
+                    counts[MARK[verdict]] += 1
+                    llm += hit.constraint_sources.get(name) == "llm"
+    return {"queries": len(chosen), **_shares(counts, llm)}
+
+
+def boolq_shares(model: str, verifier: Any, strategy: str, top_n: int | None) -> dict[str, Any]:
+    from logic_rag.corpus import load_beir
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.paths import shared_data_dir
+    from logic_rag.retriever import Retriever
+
+    folder = shared_data_dir() / "negation" / "boolq_not"
+    data = load_beir(folder)
+    with open(folder / "traps.tsv", encoding="utf-8", newline="") as handle:
+        traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
+    qids = [q for q in data.queries if q in data.qrels and q in traps]
+    encoder = DenseEncoder(model)
+    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
+    by_id = {d.id: d for d in data.corpus}
+    texts = [data.queries[q] for q in qids]
+    found = store.search_batch(texts, 20)
+    extra = {"verifier": verifier} if verifier is not None else {}
+    reranker = CandidateReranker(encoder, strategy=strategy, **extra)
+    counts: Counter[str] = Counter()
+    llm = 0
+    for qid, query, hits in zip(qids, texts, found, strict=True):
+        docs = [by_id[h.id] for h in hits]
+        ranked = reranker.rerank(
+            query,
+            [d.text for d in docs],
+            titles=[d.title for d in docs],
+            scores=[h.score for h in hits],
+            top_n=top_n,
+        )
+        for r in ranked:
+            if docs[r.position].id != traps[qid]:
+                continue
+            for name, verdict in r.hit.constraints.items():
+                if name.startswith("NOT "):
+                    counts[MARK[verdict]] += 1
+                    llm += r.hit.constraint_sources.get(name) == "llm"
+    return {"questions": len(qids), "top_n": top_n, **_shares(counts, llm)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="verdict_shares", description=__doc__.split("\n")[0])
+    p.add_argument("--index", required=True, help="QUEST-attr index")
+    p.add_argument("--replay", required=True, help="relay scores file (experiments.llm_relay)")
+    p.add_argument("--k", type=int, default=20, help="QUEST: the top k whose verdicts count")
+    p.add_argument("--boolq-model", default="embeddinggemma-300m")
+    p.add_argument("--boolq-top-n", type=int, default=None, help="boolq: the reranker's top_n")
+    args = p.parse_args(argv)
+    from experiments.llm_relay import ReplayGenerator
+    from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.verifiers.llm import LLMVerifier
+
+    if not Path(args.replay).is_file():
+        print(f"verdict_shares: error: no scores file {args.replay}", file=sys.stderr)
+        return 2
+    verifier = LLMVerifier(
+        generator=ReplayGenerator([args.replay], name=f"relay:{Path(args.replay).name}")
+    )
+    retriever = LogicRetriever.load(args.index)
+    report: dict[str, Any] = {"k": args.k}
+    for strategy in ("rerank", "quality"):
+        llm = verifier if strategy == "quality" else None
+        report[f"quest {strategy}"] = quest_shares(retriever, llm, strategy, args.k)
+        report[f"boolq {strategy}"] = boolq_shares(
+            args.boolq_model, llm, strategy, args.boolq_top_n
+        )
+        print(json.dumps({s: report[s] for s in report if strategy in s}), file=sys.stderr)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
