@@ -549,6 +549,7 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
         decomposer_model=args.decomposer_model,
         config=_verifier_config(args),
         missing_gold=args.missing_gold,
+        certify_k=args.certify_k,
     )
     print_table(results)
     return 0
@@ -1015,6 +1016,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="use the QUEST template and atoms instead of the decomposer",
     )
     e.add_argument("--depth", type=_positive_int, default=1000, help="ranking depth (default 1000)")
+    e.add_argument(
+        "--certify-k",
+        type=_positive_int,
+        default=20,
+        help="the k that --strategy quality is searched at: its LLM checks decide that top k, "
+        "and its ranking stops there (default 20)",
+    )
     e.add_argument(
         "--missing-gold",
         choices=["keep", "drop"],

@@ -56,12 +56,18 @@ def evaluate_strategies(
     gold_logic: bool = False,
     batch_size: int = 64,
     progress: bool = True,
+    certify_k: int | None = 20,
 ) -> dict[str, dict[str, Any]]:
     """``{strategy: evaluate_run(...)}`` for every strategy, searched in batches.
 
     Each result also holds ``costs`` (:func:`~logic_rag.evals.quest.costs.summarise_costs`):
     seconds per query, and LLM calls for ``quality``, which is searched one query at a
     time so that its seconds are each query's own latency.
+
+    ``quality`` spends its LLM checks on the caller's top k, so it is searched at
+    ``certify_k`` (``None``: at ``depth``): searched at the ranking depth its top k would be
+    the whole pool and no check would decide anything. Its ranking then stops at
+    ``certify_k``, so metrics deeper than that count the pages below as misses.
     """
     import time
 
@@ -84,7 +90,7 @@ def evaluate_strategies(
             began = time.perf_counter()
             found = retriever.search_batch(
                 [q.query for q in batch],
-                k=depth,
+                k=min(certify_k, depth) if strategy == "quality" and certify_k else depth,
                 strategy=strategy,
                 logical_queries=None if logic is None else logic[start : start + size],
             )
@@ -119,8 +125,11 @@ def run_eval_quest(
     decomposer_model: str = "qwen2.5-1.5b",
     config: dict[str, Any] | None = None,
     missing_gold: str = "keep",
+    certify_k: int | None = 20,
 ) -> dict[str, dict[str, Any]]:
     """Build (or open) an index, evaluate ``strategies``, write results and a report.
+
+    ``certify_k`` is the k ``quality`` is searched at (see :func:`evaluate_strategies`).
 
     Gold pages missing from the corpus and queries whose text repeats an earlier one are
     warned about on stderr and recorded in ``results.json`` (``extra.query_checks``);
@@ -184,9 +193,17 @@ def run_eval_quest(
             f"left none); is it the right corpus?"
         )
     results = evaluate_strategies(
-        retriever, loaded, strategies, atom_sets=atom_sets, depth=depth, gold_logic=gold_logic
+        retriever,
+        loaded,
+        strategies,
+        atom_sets=atom_sets,
+        depth=depth,
+        gold_logic=gold_logic,
+        certify_k=certify_k,
     )
     extra: dict[str, Any] = {"gold_logic": gold_logic, "query_checks": checks.record()}
+    if "quality" in strategies:
+        extra["quality_k"] = min(certify_k, depth) if certify_k else depth
     if config:
         extra["config"] = {k: str(v) for k, v in config.items()}
     write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
