@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         if only and run.strategy not in only:
             continue
-        if run.strategy == "llm-rerank":
+        if run.strategy == "llm-rerank" and run.equal_to is not None:
             if run.equal_to not in results:
                 continue
             mean = results[run.equal_to]["calls_mean"]
