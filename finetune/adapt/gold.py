@@ -6,8 +6,12 @@ takes any verifier as its teacher, so the control is a verifier that says yes ex
 the page is a known member of the atom (an ``atoms.jsonl`` as ``logic-rag world``, the
 WordNet builder and :func:`logic_rag.finetune.data.quest_atom_sets` write it: ``atom``,
 ``docs`` = page titles). Atoms match case- and space-insensitively; an atom the file does
-not know raises instead of silently answering no. Run it on a copy of the LLM run's folder
-with the same settings and the plan is the same, pair for pair.
+not know raises instead of silently answering no. Run it into a fresh folder with the LLM
+run's questions and settings and the plan is the same, pair for pair (a copy of the LLM
+run's folder is refused: the teacher is part of the run's fingerprint). The rules' atom
+texts rarely match QUEST's marked atoms ("1946 Indian musical films" is QUEST's "Indian
+musical films" and "1946 films"), so the sets must first be keyed by the rules' atoms:
+``experiments/adapt_acceptance.py`` (``align_atoms``) does that per question.
 """
 
 from __future__ import annotations
