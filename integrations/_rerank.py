@@ -78,9 +78,6 @@ __all__ = [
 #: docs/experiments/2026-11-27-rerankers-one-path.md.
 DEFAULT_STRATEGY = "verify"
 
-#: Metadata key of the in-memory documents that holds each candidate's input position.
-_POSITION = "__logic_rag_position__"
-
 
 @dataclass(frozen=True)
 class Reranked:
@@ -293,12 +290,13 @@ class CandidateReranker:
         from logic_rag.retriever import Retriever
         from logic_rag.strategies import STRATEGIES
 
+        # Each candidate's id is its position in the input, so a hit names its candidate
+        # without bookkeeping in the metadata.
         docs = [
             Document(
                 id=str(i),
                 text=text if text.strip() else " ",
                 title=titles[i] if titles is not None else "",
-                metadata={_POSITION: i},
             )
             for i, text in enumerate(texts)
         ]
@@ -315,9 +313,7 @@ class CandidateReranker:
         (hits,) = engine.search_batch([query], k, logical_queries=plain)
         out = []
         for hit in hits:
-            position = hit.metadata[_POSITION]
-            hit.metadata = {}  # the in-memory document's bookkeeping, not the caller's
-            out.append(Reranked(position, hit))
+            out.append(Reranked(int(hit.id), hit))
         return out
 
 
