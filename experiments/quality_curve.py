@@ -167,10 +167,11 @@ def plan_runs(
 
 
 def dev_queries(
-    data: Path, *, per_template: int, seed: int = 0, dev_share: float = 0.5
+    data: Path, *, per_template: int, seed: int = 0, dev_share: float = 0.5, side: str = "dev"
 ) -> list[Any]:
     """QUEST-attr dev queries (the atom-disjoint split), the first ``per_template`` of each
-    template in file order (0: all): fixed before anything is searched."""
+    template in file order (0: all): fixed before anything is searched. ``side="train"``
+    gives the other side's (a second split to confirm what was chosen on dev)."""
     import tempfile
 
     from logic_rag.atomic import atomic_write_jsonl
@@ -180,7 +181,7 @@ def dev_queries(
     split = split_by_atom(read_records(data / "train_dev.jsonl"), dev_share=dev_share, seed=seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "dev.jsonl"
-        atomic_write_jsonl(path, split.dev)
+        atomic_write_jsonl(path, split.dev if side == "dev" else split.train)
         queries = load_quest_queries(path)
     if not per_template:
         return queries
@@ -202,9 +203,13 @@ def train_queries(data: Path, *, seed: int = 0, dev_share: float = 0.5) -> list[
     return [str(r["query"]) for r in split.train]
 
 
-def _config(run: Run, verifier: Any, thresholds: str | None = None) -> dict[str, Any]:
+def _config(
+    run: Run, verifier: Any, thresholds: str | None = None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    extra = extra or {}
     if run.strategy == "quality":
         config = {
+            **extra,
             "verifier": verifier,
             "quality_bounds": run.bounds,
             "quality_max_calls": run.budget,
@@ -228,11 +233,13 @@ def measure(
     *,
     log: Callable[[str], None] = print,
     thresholds: str | None = None,
+    quality_config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Search every query alone at ``run.k``; R@k, LLM calls and seconds per query."""
+    """Search every query alone at ``run.k``; R@k, LLM calls and seconds per query.
+    ``quality_config``: further LogicConfig changes for ``quality`` runs."""
     from logic_rag.evals.quest.metrics import evaluate_run
 
-    configured = retriever.with_config(**_config(run, verifier, thresholds))
+    configured = retriever.with_config(**_config(run, verifier, thresholds, quality_config))
     cache = verifier.cache
     scored = getattr(verifier, "stats", lambda: {})
     ranking: dict[str, list[tuple[str, float]]] = {}
@@ -352,6 +359,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the references over the whole pool (all pairs; llm-rerank of every page)",
     )
+    p.add_argument(
+        "--side",
+        choices=["dev", "train"],
+        default="dev",
+        help="which side of the split to measure on (train: to confirm a dev choice)",
+    )
+    p.add_argument(
+        "--quality-config",
+        default="{}",
+        help="JSON: further LogicConfig changes for quality runs, e.g. '{\"quality_pool\": 40}'",
+    )
     args = p.parse_args(argv)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
@@ -380,11 +398,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from logic_rag.atomic import atomic_write_json, atomic_write_text
 
-    queries = dev_queries(data, per_template=args.per_template)
+    queries = dev_queries(data, per_template=args.per_template, side=args.side)
     atomic_write_json(
         out / "queries.json",
         {
-            "chosen": f"first {args.per_template or 'all'} per template of the seed-0 dev split",
+            "chosen": f"first {args.per_template or 'all'} per template of the seed-0 "
+            f"{args.side} side",
             "queries": [{"qid": q.qid, "template": q.template, "query": q.query} for q in queries],
         },
     )
@@ -426,7 +445,13 @@ def main(argv: list[str] | None = None) -> int:
         if run.name in results:
             continue
         results[run.name] = measure(
-            retriever, verifier, queries, run, log=log, thresholds=thresholds
+            retriever,
+            verifier,
+            queries,
+            run,
+            log=log,
+            thresholds=thresholds,
+            quality_config=json.loads(args.quality_config),
         )
         shown = {k: v for k, v in results[run.name].items() if k != "per_query"}
         log(json.dumps({run.name: shown}))

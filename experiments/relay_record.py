@@ -59,7 +59,7 @@ def _record_pool(
     return pairs
 
 
-def record_quest(index: str, recorder: RecordingGenerator, log: Any) -> None:
+def record_quest(index: str, recorder: RecordingGenerator, log: Any, side: str = "dev") -> None:
     import tempfile
 
     from experiments.quality_curve import dev_queries, train_queries
@@ -69,8 +69,10 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any) -> None:
     from logic_rag.verifiers.llm import LLMVerifier
 
     data = shared_data_dir() / "quest" / "attr"
-    queries = dev_queries(data, per_template=0)
-    texts = [q.query for q in queries]
+    if side == "dev":
+        texts = [q.query for q in dev_queries(data, per_template=0)]
+    else:
+        texts = train_queries(data)
     verifier = LLMVerifier(generator=recorder)
     base = LogicRetriever.load(index)
     quality = base.with_config(verifier=verifier, quality_bounds="hard", quality_max_calls=None)
@@ -82,6 +84,8 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any) -> None:
         for text in texts:  # one at a time, as the experiment searches
             verify.search(text, k, strategy="verify")
     log(f"quest verify top 40: {len(recorder.asked)} prompts so far")
+    if side != "dev":
+        return
     with tempfile.TemporaryDirectory() as tmp:
         fit_cascade(quality, train_queries(data), Path(tmp) / "fit.json", sample_size=1000)
     log(f"quest fit-cascade sample: {len(recorder.asked)} prompts so far")
@@ -154,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("what", choices=["quest", "boolq", "adapt"])
     p.add_argument("--out", required=True, type=Path, help="prompts file (.jsonl or .jsonl.gz)")
     p.add_argument("--index", help="QUEST-attr index (quest, adapt)")
+    p.add_argument(
+        "--side", choices=["dev", "train"], default="dev", help="quest: which side of the split"
+    )
     p.add_argument("--model", default="embeddinggemma", help="boolq: the store's encoder")
     p.add_argument("--candidates", type=int, default=20, help="boolq: candidates per question")
     p.add_argument("--queries", help="adapt: the question log (JSONL with 'query')")
@@ -162,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     recorder = RecordingGenerator()
     if args.what == "quest":
-        record_quest(args.index, recorder, log)
+        record_quest(args.index, recorder, log, args.side)
     elif args.what == "boolq":
         record_boolq(args.model, args.candidates, recorder, log)
     else:
