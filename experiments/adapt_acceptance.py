@@ -160,6 +160,7 @@ def _eval(
         from logic_rag.evals.quest.runner import run_eval_quest
 
         run_eval_quest(
+            docs=None,
             queries=dev,
             out=out,
             model=model,
@@ -252,7 +253,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--steps",
         default="base,llm,eval-llm,gold,eval-gold,verify",
-        help="comma-separated: base, llm, eval-llm, gold, eval-gold, verify, boolq, msmarco",
+        help="comma-separated: base, llm, eval-llm, gold, eval-gold, verify, vanilla, boolq, "
+        "msmarco",
+    )
+    p.add_argument(
+        "--llm-stop-after",
+        default=None,
+        help="stop the LLM-label run after this phase (e.g. model, to skip the verifier)",
     )
     args = p.parse_args(argv)
     from finetune.adapt.driver import adapt
@@ -279,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             verifier=replay_teacher(args.scores),
             settings=_settings(n),
             progress=False,
+            stop_after=args.llm_stop_after,
         )
         log(f"adapt (LLM labels) {time.perf_counter() - start:.0f} s")
     if "eval-llm" in steps:
@@ -319,12 +327,24 @@ def main(argv: list[str] | None = None) -> int:
         )
         per_query = res["costs"]["seconds_mean"]
         rows.append(_row(f"base + `verify` with DIR/verifier ({per_query:.2f} s/query)", res))
+    if "vanilla" in steps:  # a diagnostic: the dense ranking alone, without rerank
+        for name, folder in (("base", None), ("llm", llm_dir), ("gold", gold_dir)):
+            if folder is None or (folder / "model").is_dir():
+                model = None if folder is None else str(folder / "model")
+                res = _eval(
+                    args.index,
+                    dev,
+                    work / f"dev-vanilla-{name}{n}",
+                    model=model,
+                    strategy="vanilla",
+                )
+                rows.append(_row(f"{name}, vanilla ({n} pairs)", res))
     models = {"base": None, "llm": str(llm_dir / "model"), "gold": str(gold_dir / "model")}
     models = {k: v for k, v in models.items() if v is None or Path(v).is_dir()}
     for step, measure in (("boolq", _boolq), ("msmarco", _msmarco)):
         if step in steps:
             found = measure(work, models)
-            atomic_write_json(work / f"{step}.json", found)
+            atomic_write_json(work / f"{step}{n}.json", found)
             print(f"{step}: {json.dumps(found)}")
     if rows:
         print("| run | all | `_` | or | or3 | and | and3 | not | and-not |")
