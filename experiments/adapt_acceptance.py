@@ -292,6 +292,21 @@ def main(argv: list[str] | None = None) -> int:
     if "eval-llm" in steps:
         res = _eval(args.index, dev, work / f"dev-llm{n}", model=str(llm_dir / "model"))
         rows.append(_row(f"adapted, LLM labels ({n} pairs)", res))
+        if args.llm_stop_after is None:  # the card carries the dev numbers (a resumed run)
+            base = _eval(args.index, dev, work / "dev-base")
+            adapt(
+                args.index,
+                llm_dir,
+                queries=train,
+                verifier=replay_teacher(args.scores),
+                settings=_settings(n),
+                progress=False,
+                dev={
+                    "dev R@20, rerank, base": round(base["metrics"]["all"]["R@20"], 3),
+                    "dev R@20, rerank, adapted": round(res["metrics"]["all"]["R@20"], 3),
+                    "dev queries": res["metrics"]["all"]["n"],
+                },
+            )
     if "gold" in steps:
         quest = build_quest_set(work / "quest-set")  # QUEST's atom sets, seed-0 split
         records = list(_read_jsonl(train))
