@@ -732,11 +732,20 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--quality-pool",
-        type=int,
+        type=_pool_size,
         default=None,
         metavar="N",
         help="with --strategy quality or llm-rerank, only the best N candidates by the "
-        "embedding evidence are considered (default: every candidate)",
+        f"embedding evidence are considered ('all': every candidate; default "
+        f"{defaults.quality_pool})",
+    )
+    p.add_argument(
+        "--llm-rerank-top",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="with --strategy llm-rerank, the pages the LLM checks with the whole query "
+        f"(default {defaults.llm_rerank_top})",
     )
     p.add_argument(
         "--quality-delta",
@@ -771,6 +780,13 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         )
 
 
+def _pool_size(text: str) -> int | str:
+    """``all`` or a positive number of candidates."""
+    if text.strip().lower() == "all":
+        return "all"
+    return _positive_int(text)
+
+
 def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
     """LogicConfig changes from the --quality-* flags (empty when none was given)."""
     flags = {
@@ -779,10 +795,15 @@ def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
         "quality_pool": args.quality_pool,
         "quality_delta": args.quality_delta,
         "quality_thresholds": args.quality_thresholds,
+        "llm_rerank_top": args.llm_rerank_top,
     }
     given = {k: v for k, v in flags.items() if v is not None}
+    if given.get("quality_pool") == "all":
+        given["quality_pool"] = None  # every candidate
     if given and not {"quality", "llm-rerank"} & set((args.strategy or "").split(",")):
-        raise ValueError("--quality-* flags apply to --strategy quality or llm-rerank")
+        raise ValueError(
+            "--quality-* and --llm-rerank-top flags apply to --strategy quality or llm-rerank"
+        )
     if given.get("quality_bounds") == "calibrated" and not given.get("quality_thresholds"):
         raise ValueError(
             "--quality-bounds calibrated needs --quality-thresholds FILE: fit one with "

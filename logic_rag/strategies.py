@@ -117,7 +117,11 @@ class LogicConfig:
         quality_max_calls: the most LLM checks ``quality`` makes per query (``None``: until
             the top k is certified).
         quality_pool: ``quality`` and ``llm-rerank`` consider only the best this many
-            candidates by the embedding evidence (``None``: every candidate).
+            candidates by the embedding evidence (``None``: every candidate). The
+            certificate's target is the all-pairs top k of this pool; on QUEST-attr the
+            best 40 were a better target than every candidate at k = 5 (deep pages the
+            LLM wrongly confirms) and a better spend of a budget at k = 20
+            (docs/experiments/2026-11-28-certified-top-k-dev.md).
         quality_delta: the failure probability stated with calibrated bounds.
         quality_thresholds: a labelled sample from ``logic-rag fit-cascade`` (JSON, for
             this corpus, encoder and LLM); required for calibrated bounds.
@@ -163,7 +167,7 @@ class LogicConfig:
     verifier_weight: float = 1.0
     quality_bounds: Literal["hard", "calibrated"] = "hard"
     quality_max_calls: int | None = 60
-    quality_pool: int | None = None
+    quality_pool: int | None = 40
     quality_delta: float = 0.1
     quality_thresholds: str | None = None
     quality_cheap: str | Verifier | None = None

@@ -23,6 +23,8 @@ def test_search_help_quotes_logic_config_defaults():
     assert f"(default {config.quality_bounds})" in text
     assert f"(default {config.quality_max_calls})" in text
     assert f"(default {config.quality_delta})" in text
+    assert f"default {config.quality_pool})" in text
+    assert f"(default {config.llm_rerank_top})" in text
     assert f"(default: {config.verifier_atoms})" in text
     assert f"(default: {config.verifier_weight:g})" in text
     assert not re.search(r"default 0\.9\)", text)  # the old disagreeing cascade targets
@@ -33,3 +35,18 @@ def test_flags_default_to_logic_config():
     config = LogicConfig()
     assert args.verifier_atoms == config.verifier_atoms
     assert args.verifier_weight == config.verifier_weight
+
+
+def test_quality_pool_all_and_llm_rerank_top_reach_the_config():
+    from logic_rag.cli import _quality_config
+
+    parser = build_parser()
+    args = parser.parse_args(
+        ["search", "IDX", "q", "--strategy", "llm-rerank", "--quality-pool", "all"]
+    )
+    assert _quality_config(args) == {"quality_pool": None}  # every candidate
+    args = parser.parse_args(
+        ["search", "IDX", "q", "--strategy", "llm-rerank", "--llm-rerank-top", "7"]
+    )
+    assert _quality_config(args) == {"llm_rerank_top": 7}
+    assert _quality_config(parser.parse_args(["search", "IDX", "q"])) == {}
