@@ -92,25 +92,12 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any, side: str =
 
 
 def record_boolq(model: str, candidates: int, recorder: RecordingGenerator, log: Any) -> None:
-    import csv
-
-    from logic_rag.corpus import load_beir
-    from logic_rag.encoders.dense import DenseEncoder
+    from experiments.rerankers_boolq import boolq_candidates
     from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.paths import shared_data_dir
-    from logic_rag.retriever import Retriever
     from logic_rag.verifiers.llm import LLMVerifier
 
-    folder = shared_data_dir() / "negation" / "boolq_not"
-    data = load_beir(folder)
-    with open(folder / "traps.tsv", encoding="utf-8", newline="") as handle:
-        traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
-    qids = [q for q in data.queries if q in data.qrels and q in traps]
-    encoder = DenseEncoder(model)
-    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
-    by_id = {d.id: d for d in data.corpus}
-    texts = [data.queries[q] for q in qids]
-    found = store.search_batch(texts, candidates)
+    case = boolq_candidates(model, candidates)
+    encoder, texts, found, by_id = case.encoder, case.texts, case.found, case.by_id
     verifier = LLMVerifier(generator=recorder)
     # verify over every candidate with every atom, and llm-rerank over every candidate:
     # together the superset quality draws from at any top_n.

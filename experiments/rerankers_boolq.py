@@ -20,9 +20,57 @@ import csv
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 STRATEGIES = ("vanilla", "rerank", "verify", "setops", "fusion", "orthogonal")
+
+
+@dataclass
+class BoolqCandidates:
+    """The boolq_not questions with a trap, and a dense store's candidates for each."""
+
+    data: Any
+    traps: dict[str, str]
+    qids: list[str]
+    texts: list[str]
+    found: list[Any]
+    by_id: dict[str, Any]
+    encoder: Any
+
+    def rerank(self, reranker: Any, i: int, top_n: int | None) -> tuple[list[Any], list[Any]]:
+        """Question ``i``'s candidate passages and ``reranker``'s order of them."""
+        docs = [self.by_id[h.id] for h in self.found[i]]
+        ranked = reranker.rerank(
+            self.texts[i],
+            [d.text for d in docs],
+            titles=[d.title for d in docs],
+            scores=[h.score for h in self.found[i]],
+            top_n=top_n,
+        )
+        return docs, ranked
+
+
+def boolq_candidates(model: str, candidates: int, *, limit: int | None = None) -> BoolqCandidates:
+    """Load boolq_not, embed its passages with ``model`` and take each question's top
+    ``candidates`` (what the rerankers are given)."""
+    from logic_rag.corpus import load_beir
+    from logic_rag.encoders.dense import DenseEncoder
+    from logic_rag.paths import shared_data_dir
+    from logic_rag.retriever import Retriever
+
+    folder = shared_data_dir() / "negation" / "boolq_not"
+    data = load_beir(folder)
+    with open(Path(folder) / "traps.tsv", encoding="utf-8", newline="") as handle:
+        traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
+    qids = [q for q in data.queries if q in data.qrels and q in traps][:limit]
+    encoder = DenseEncoder(model)
+    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
+    texts = [data.queries[q] for q in qids]
+    found = store.search_batch(texts, candidates)
+    by_id = {d.id: d for d in data.corpus}
+    return BoolqCandidates(data, traps, qids, texts, found, by_id, encoder)
 
 
 def _metrics(ranked: list[str], answer: str, trap: str) -> tuple[float, float, bool]:
@@ -51,25 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verifier-atoms", default="positive", help="atoms the LLM checks")
     args = parser.parse_args(argv)
 
-    from logic_rag.corpus import load_beir
-    from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.integrations._rerank import CandidateReranker
     from logic_rag.paths import shared_data_dir
-    from logic_rag.retriever import Retriever
 
-    folder = shared_data_dir() / "negation" / "boolq_not"
-    if not folder.is_dir():
-        print(f"boolq_not not found at {folder}; set LOGIC_RAG_DATA", file=sys.stderr)
+    if not (shared_data_dir() / "negation" / "boolq_not").is_dir():
+        print("boolq_not not found; set LOGIC_RAG_DATA", file=sys.stderr)
         return 2
-    data = load_beir(folder)
-    with open(Path(folder) / "traps.tsv", encoding="utf-8", newline="") as handle:
-        traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
-    qids = [q for q in data.queries if q in data.qrels and q in traps][: args.limit]
-    encoder = DenseEncoder(args.model)
-    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
-    by_id = {d.id: d for d in data.corpus}
-    texts = [data.queries[q] for q in qids]
-    found = store.search_batch(texts, args.candidates)
+    case = boolq_candidates(args.model, args.candidates, limit=args.limit)
+    encoder, qids, traps, data = case.encoder, case.qids, case.traps, case.data
 
     report: dict[str, object] = {
         "model": args.model,
@@ -102,15 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         totals = [0.0, 0.0, 0]
         calls: list[int] = []
         started = time.perf_counter()
-        for qid, query, hits in zip(qids, texts, found, strict=True):
-            docs = [by_id[h.id] for h in hits]
-            ranked = reranker.rerank(
-                query,
-                [d.text for d in docs],
-                titles=[d.title for d in docs],
-                scores=[h.score for h in hits],
-                top_n=args.top_n,
-            )
+        for i, qid in enumerate(qids):
+            docs, ranked = case.rerank(reranker, i, args.top_n)
             order = [docs[r.position].id for r in ranked]
             info = (ranked[0].hit.logic or {}).get("llm") if ranked else None
             calls.append(int(info["calls"]) if info else 0)

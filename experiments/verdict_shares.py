@@ -19,7 +19,6 @@ Prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from collections import Counter
@@ -70,35 +69,17 @@ def quest_shares(retriever: Any, verifier: Any, strategy: str, k: int) -> dict[s
 
 
 def boolq_shares(model: str, verifier: Any, strategy: str, top_n: int | None) -> dict[str, Any]:
-    from logic_rag.corpus import load_beir
-    from logic_rag.encoders.dense import DenseEncoder
+    from experiments.rerankers_boolq import boolq_candidates
     from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.paths import shared_data_dir
-    from logic_rag.retriever import Retriever
 
-    folder = shared_data_dir() / "negation" / "boolq_not"
-    data = load_beir(folder)
-    with open(folder / "traps.tsv", encoding="utf-8", newline="") as handle:
-        traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
-    qids = [q for q in data.queries if q in data.qrels and q in traps]
-    encoder = DenseEncoder(model)
-    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
-    by_id = {d.id: d for d in data.corpus}
-    texts = [data.queries[q] for q in qids]
-    found = store.search_batch(texts, 20)
+    case = boolq_candidates(model, 20)
+    encoder, qids, traps = case.encoder, case.qids, case.traps
     extra = {"verifier": verifier} if verifier is not None else {}
     reranker = CandidateReranker(encoder, strategy=strategy, **extra)
     counts: Counter[str] = Counter()
     llm = 0
-    for qid, query, hits in zip(qids, texts, found, strict=True):
-        docs = [by_id[h.id] for h in hits]
-        ranked = reranker.rerank(
-            query,
-            [d.text for d in docs],
-            titles=[d.title for d in docs],
-            scores=[h.score for h in hits],
-            top_n=top_n,
-        )
+    for i, qid in enumerate(qids):
+        docs, ranked = case.rerank(reranker, i, top_n)
         for r in ranked:
             if docs[r.position].id != traps[qid]:
                 continue
