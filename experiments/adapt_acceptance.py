@@ -228,18 +228,13 @@ def _msmarco(work: Path, models: dict[str, str | None]) -> dict[str, dict[str, A
 
 
 def _row(name: str, results: dict[str, Any]) -> str:
+    from logic_rag.query.templates import TEMPLATES
+
     metrics = results["metrics"]
-    order = [
-        "_",
-        "_ or _",
-        "_ or _ or _",
-        "_ that are also _",
-        "_ that are also both _ and _",
-        "_ that are not _",
-        "_ that are also _ but not _",
-    ]
     cells = [f"{metrics['all']['R@20']:.3f}"]
-    cells += [f"{metrics['by_template'].get(t, {}).get('R@20', float('nan')):.3f}" for t in order]
+    cells += [
+        f"{metrics['by_template'].get(t, {}).get('R@20', float('nan')):.3f}" for t in TEMPLATES
+    ]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
@@ -277,8 +272,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if "base" in steps:
         rows.append(_row("base EmbeddingGemma", _eval(args.index, dev, work / "dev-base")))
-    if "llm" in steps:
-        start = time.perf_counter()
+
+    def llm_run(**options: Any) -> None:
+        """The LLM-label run (resumed where it stopped; ``options``: stop_after, dev)."""
         adapt(
             args.index,
             llm_dir,
@@ -286,21 +282,19 @@ def main(argv: list[str] | None = None) -> int:
             verifier=replay_teacher(args.scores),
             settings=_settings(n),
             progress=False,
-            stop_after=args.llm_stop_after,
+            **options,
         )
+
+    if "llm" in steps:
+        start = time.perf_counter()
+        llm_run(stop_after=args.llm_stop_after)
         log(f"adapt (LLM labels) {time.perf_counter() - start:.0f} s")
     if "eval-llm" in steps:
         res = _eval(args.index, dev, work / f"dev-llm{n}", model=str(llm_dir / "model"))
         rows.append(_row(f"adapted, LLM labels ({n} pairs)", res))
         if args.llm_stop_after is None:  # the card carries the dev numbers (a resumed run)
             base = _eval(args.index, dev, work / "dev-base")
-            adapt(
-                args.index,
-                llm_dir,
-                queries=train,
-                verifier=replay_teacher(args.scores),
-                settings=_settings(n),
-                progress=False,
+            llm_run(
                 dev={
                     "dev R@20, rerank, base": round(base["metrics"]["all"]["R@20"], 3),
                     "dev R@20, rerank, adapted": round(res["metrics"]["all"]["R@20"], 3),
