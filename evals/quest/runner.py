@@ -46,6 +46,14 @@ def gold_logical_query(query: QuestQuery) -> Any | None:
         return None
 
 
+def search_k(strategy: str, depth: int, certify_k: int | None) -> int:
+    """The k a strategy is searched at: ``quality`` at ``certify_k`` (its LLM checks decide
+    that top k), every other strategy at the ranking depth."""
+    if strategy == "quality" and certify_k:
+        return min(certify_k, depth)
+    return depth
+
+
 def evaluate_strategies(
     retriever: Any,
     queries: Sequence[QuestQuery],
@@ -90,7 +98,7 @@ def evaluate_strategies(
             began = time.perf_counter()
             found = retriever.search_batch(
                 [q.query for q in batch],
-                k=min(certify_k, depth) if strategy == "quality" and certify_k else depth,
+                k=search_k(strategy, depth, certify_k),
                 strategy=strategy,
                 logical_queries=None if logic is None else logic[start : start + size],
             )
@@ -203,7 +211,7 @@ def run_eval_quest(
     )
     extra: dict[str, Any] = {"gold_logic": gold_logic, "query_checks": checks.record()}
     if "quality" in strategies:
-        extra["quality_k"] = min(certify_k, depth) if certify_k else depth
+        extra["quality_k"] = search_k("quality", depth, certify_k)
     if config:
         extra["config"] = {k: str(v) for k, v in config.items()}
     write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
