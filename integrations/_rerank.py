@@ -1,8 +1,8 @@
 """What both rerankers share: a named strategy of the registry run over given candidates.
 
 :class:`CandidateReranker` takes a query and the candidate texts another retriever
-returned, and runs strategy ``strategy`` of :mod:`logic_rag.strategies` with one
-:class:`~logic_rag.strategies.LogicConfig` over an in-memory index that holds only those
+returned, and runs strategy ``strategy`` of :mod:`logic_rag.strategies` with its settings
+(:mod:`logic_rag.strategy_settings`) over an in-memory index that holds only those
 candidates. :func:`~logic_rag.strategies.pipeline_over_candidates` builds the strategy's
 own pipeline and puts the candidates (with their incoming scores) where its query-side
 candidate sources stood, so every knob (``positive_prior``, ``verifier``,
@@ -11,7 +11,7 @@ candidate sources stood, so every knob (``positive_prior``, ``verifier``,
 without a change here. With the default ``verify`` over ten candidates::
 
     GivenCandidates(incoming scores) >> Verify(embedding, candidate-calibrated)
-    [>> Verify(config.verifier, positive atoms)] >> SoftLogic()
+    [>> Verify(settings.verifier, positive atoms)] >> SoftLogic()
     >> Combine(prior + 0.75 truth) >> TopK() >> Backfill()
 
 Each hit is mapped back to its input position by the row the engine ranked (carried in
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from logic_rag.query.decompose import Decomposer
     from logic_rag.retriever import Hit
     from logic_rag.strategies import Calibration, LogicConfig
+    from logic_rag.strategy_settings import StrategySettings
     from logic_rag.verifiers.base import Verifier
 
 __all__ = [
@@ -73,8 +74,8 @@ __all__ = [
 
 #: The rerankers' default strategy. ``verify`` is what the rerankers ran before they used
 #: the registry (prior + 0.75 x soft truth, a second verifier on the positive atoms when
-#: ``config.verifier`` is set), now with the registry's positive prior; ``rerank`` would
-#: silently ignore ``config.verifier``. The boolq_not comparison with ``rerank`` is in
+#: ``settings.verifier`` is set), now with the registry's positive prior; ``rerank`` has
+#: no second verifier. The boolq_not comparison with ``rerank`` is in
 #: docs/experiments/2026-11-27-rerankers-one-path.md.
 DEFAULT_STRATEGY = "verify"
 
@@ -108,41 +109,52 @@ def _deprecated(message: str) -> None:
 
 
 def _with_legacy(
-    config: LogicConfig,
+    strategy: str,
+    settings: StrategySettings,
     calibration: Calibration,
     verifier: str | Verifier | None,
     truth_weight: float | None,
-) -> tuple[LogicConfig, Calibration]:
-    """Fold the older ``verifier=`` / ``truth_weight=`` arguments into the config."""
+) -> tuple[StrategySettings, Calibration]:
+    """Fold the ``verifier=`` shorthand and the older ``truth_weight=`` argument into the
+    strategy's settings."""
+    from logic_rag.strategy_settings import EvidenceSettings
     from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 
     if truth_weight is not None:
         _deprecated(
             "truth_weight is deprecated: the soft truth's weight is the strategy's "
-            "(LogicConfig.verify_weight for 'verify', rerank_weight for 'rerank')"
+            "settings' truth_weight (RerankSettings, VerifySettings, ...)"
         )
         weight = check_truth_weight(truth_weight)
-        config = replace(config, verify_weight=weight, rerank_weight=weight)
+        if hasattr(settings, "truth_weight"):
+            settings = replace(settings, truth_weight=weight)  # type: ignore[type-var]
     if isinstance(verifier, str) and verifier.strip().lower() == "embedding":
         verifier = None
     if isinstance(verifier, EmbeddingVerifier):
         _deprecated(
             "verifier=EmbeddingVerifier(...) is deprecated: the embedding evidence's "
-            "settings are LogicConfig's (atom_depth, threshold_rank, temperature, "
-            "passage_weight) and calibration='corpus' selects the corpus rule"
+            "values are the settings' evidence (EvidenceSettings: atom_depth, "
+            "threshold_rank, temperature, passage_weight) and calibration='corpus' selects "
+            "the corpus rule"
         )
-        config = replace(
-            config,
-            atom_depth=verifier.atom_depth,
-            threshold_rank=verifier.threshold_rank,
-            temperature=verifier.temperature,
-            passage_weight=verifier.passage_weight,
-        )
+        if hasattr(settings, "evidence"):
+            evidence = EvidenceSettings(
+                atom_depth=verifier.atom_depth,
+                threshold_rank=verifier.threshold_rank,
+                temperature=verifier.temperature,
+                passage_weight=verifier.passage_weight,
+            )
+            settings = replace(settings, evidence=evidence)  # type: ignore[type-var]
         corpus = not isinstance(verifier, CandidateEmbeddingVerifier)
-        return config, "corpus" if corpus else "candidates"
+        return settings, "corpus" if corpus else "candidates"
     if verifier is not None:
-        config = replace(config, verifier=verifier)
-    return config, calibration
+        if not hasattr(settings, "verifier"):
+            raise ValueError(
+                f"verifier= applies to the strategies verify, quality and llm-rerank; "
+                f"strategy {strategy!r} runs no second verifier"
+            )
+        settings = replace(settings, verifier=verifier)  # type: ignore[type-var]
+    return settings, calibration
 
 
 class CandidateReranker:
@@ -153,12 +165,14 @@ class CandidateReranker:
             (default :func:`logic_rag.models.default_dense_model`).
         strategy: a strategy of :data:`logic_rag.strategies.STRATEGIES` that runs over
             given candidates (all but ``splade*``); default :data:`DEFAULT_STRATEGY`.
-        config: the :class:`~logic_rag.strategies.LogicConfig` (or its dict) the strategy
-            is built from, exactly as for ``LogicRetriever``; default ``LogicConfig()``.
-        verifier: shorthand for ``config.verifier``: a spec (``cross-encoder:FOLDER``,
-            ``llm:GENERATOR``) or a ``Verifier`` that ``verify`` runs after the embedding
-            evidence on ``config.verifier_atoms``; ``"embedding"`` or ``None`` keeps the
-            config's.
+        settings: the strategy's settings (its class from
+            :data:`~logic_rag.strategies.STRATEGIES`, e.g. ``VerifySettings``) or their
+            ``to_dict()``, exactly as for ``LogicRetriever``; default: the defaults.
+        config: deprecated (warns): a :class:`~logic_rag.strategies.LogicConfig` or the
+            dict older ``to_dict`` wrote; mapped with ``LogicConfig.settings_for``.
+        verifier: shorthand for ``settings.verifier`` (``verify``, ``quality``,
+            ``llm-rerank``): a spec (``cross-encoder:FOLDER``, ``llm:GENERATOR``) or a
+            ``Verifier``; ``"embedding"`` or ``None`` keeps the settings'.
         decomposer: reads the query's logic: an object or a spec (``rules``, ``llm``,
             ``auto``, ``llm:MODEL``); default rules.
         passages: also embed each candidate's sentences, so an atom is checked against
@@ -169,7 +183,7 @@ class CandidateReranker:
             0 turns the cache off. ``.cache.hits`` / ``.cache.misses`` count pages.
         calibration: ``candidates`` (default) calibrates the embedding evidence on the
             candidates (module docstring); ``corpus`` keeps the corpus rule.
-        truth_weight: deprecated; sets ``config.verify_weight`` and ``rerank_weight``.
+        truth_weight: deprecated; sets ``settings.truth_weight``.
     """
 
     def __init__(
@@ -177,6 +191,7 @@ class CandidateReranker:
         model: Any = None,
         *,
         strategy: str = DEFAULT_STRATEGY,
+        settings: StrategySettings | dict[str, Any] | None = None,
         config: LogicConfig | dict[str, Any] | None = None,
         verifier: str | Verifier | None = None,
         decomposer: Decomposer | str | None = None,
@@ -186,13 +201,17 @@ class CandidateReranker:
         truth_weight: float | None = None,
     ) -> None:
         from logic_rag.integrations._embedding_cache import CandidateEmbeddingCache
-        from logic_rag.integrations._settings import config_from, decomposer_from
+        from logic_rag.integrations._settings import decomposer_from, settings_from
         from logic_rag.models import default_dense_model
 
         if not isinstance(strategy, str):
             raise TypeError(f"strategy must be a strategy name, got {type(strategy).__name__}")
-        self.config, self.calibration = _with_legacy(
-            config_from(config), calibration, verifier, truth_weight
+        if config is not None and config != {}:
+            from logic_rag.logic_retriever import deprecated_config
+
+            deprecated_config("the reranker's config=", stacklevel=3)
+        self.settings, self.calibration = _with_legacy(
+            strategy, settings_from(strategy, settings, config), calibration, verifier, truth_weight
         )
         self.strategy = strategy
         # Built once (an unknown strategy, or one that needs SPLADE, fails here): its
@@ -209,7 +228,7 @@ class CandidateReranker:
         from logic_rag.strategies import pipeline_over_candidates
 
         return pipeline_over_candidates(
-            self.strategy, self.config, GivenCandidates(None), calibration=self.calibration
+            self.strategy, self.settings, GivenCandidates(None), calibration=self.calibration
         )
 
     def pipeline(self, scores: Sequence[float | None] | None = None) -> Pipeline:
@@ -306,7 +325,7 @@ class CandidateReranker:
             passages=passages,
             decomposer=self.decomposer,
             strategy=self.pipeline(scores),
-            config=self.config,
+            settings=self.settings,
         )
         # A strategy that ignores the logic (vanilla) skips the decomposer, as in search.
         plain = None if STRATEGIES[self.strategy].decompose else [Atom(query)]
@@ -320,12 +339,12 @@ class CandidateReranker:
 def reranker_fields(core: CandidateReranker, top_n: int | None) -> dict[str, Any]:
     """The JSON-shaped constructor arguments both framework adapters declare as fields, so
     that ``to_dict`` / ``dumpd`` rebuild an equal reranker."""
-    from logic_rag.integrations._settings import config_to_dict, decomposer_spec
+    from logic_rag.integrations._settings import decomposer_spec, settings_to_dict
 
     return {
         "model": core.encoder.name,
         "strategy": core.strategy,
-        "config": config_to_dict(core.config),
+        "settings": settings_to_dict(core.settings),
         "decomposer": core.decomposer_spec or decomposer_spec(core.decomposer),
         "top_n": check_top_n(top_n),
         "passages": core.passages,

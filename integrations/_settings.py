@@ -2,13 +2,15 @@
 
 LlamaIndex (``to_dict`` / ``from_dict``) and LangChain (``dumpd`` / ``loads``) rebuild a
 component by calling its constructor with the fields it wrote out, so every field is a
-plain value the constructor also accepts: the model as its name, the
-:class:`~logic_rag.strategies.LogicConfig` as a dict whose ``verifier`` is a spec string,
-the decomposer as a spec (``rules``, ``llm``, ``auto``, ``llm:MODEL``, ``auto:MODEL``).
+plain value the constructor also accepts: the model as its name, the strategy's settings
+(:mod:`logic_rag.strategy_settings`) as their dict whose verifiers are spec strings, the
+decomposer as a spec (``rules``, ``llm``, ``auto``, ``llm:MODEL``, ``auto:MODEL``). The
+dict of the deprecated :class:`~logic_rag.strategies.LogicConfig` that older versions
+wrote (``config``) still loads, for one release.
 
 A verifier or decomposer given as a Python object that no spec describes is written as
 ``<object ClassName>``; reading that back raises a ValueError that says to pass the
-object again (``from_dict(data, config=...)``), rather than silently running without it.
+object again (``from_dict(data, settings=...)``), rather than silently running without it.
 This module imports neither framework.
 """
 
@@ -20,10 +22,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from logic_rag.query.decompose import Decomposer
     from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import StrategySettings
 
 __all__ = [
     "config_to_dict",
     "config_from",
+    "settings_to_dict",
+    "settings_from",
     "decomposer_spec",
     "decomposer_from",
     "verifier_spec",
@@ -103,6 +108,50 @@ def config_from(config: LogicConfig | dict[str, Any] | None) -> LogicConfig:
     for name, value in config.items():
         _refuse_marker(value, f"config's {name}", "config")
     return LogicConfig(**config)
+
+
+def settings_to_dict(settings: StrategySettings) -> dict[str, Any]:
+    """``settings.to_dict()``, except that a verifier object becomes its spec (or the
+    ``<object ClassName>`` marker that :func:`settings_from` refuses to read back)."""
+    from logic_rag.strategy_settings import StrategySettings
+    from logic_rag.verifiers.base import Verifier
+
+    out: dict[str, Any] = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, StrategySettings):
+            value = settings_to_dict(value)
+        elif isinstance(value, Verifier):
+            value = verifier_spec(value)
+        out[f.name] = value
+    return out
+
+
+def settings_from(
+    strategy: str,
+    settings: StrategySettings | dict[str, Any] | None,
+    config: LogicConfig | dict[str, Any] | None = None,
+) -> StrategySettings:
+    """Strategy ``strategy``'s settings from its settings object, from
+    :func:`settings_to_dict`'s dict, from a deprecated ``config`` (a LogicConfig or
+    :func:`config_to_dict`'s dict), or the defaults. A clear error for unknown
+    strategies, settings of another strategy, and both forms at once."""
+    from logic_rag.strategies import settings_of
+
+    if config == {}:
+        config = None  # the adapters' empty default field
+    if settings is not None and settings != {} and config is not None:
+        raise ValueError("give the strategy's settings= or the deprecated config=, not both")
+    if isinstance(settings, dict) and settings:
+        cls = type(settings_of(strategy))
+        for name in ("verifier", "cheap"):
+            _refuse_marker(settings.get(name), f"settings' {name}", "settings")
+        return settings_of(strategy, cls.from_dict(settings))
+    if settings is not None and not isinstance(settings, dict):
+        return settings_of(strategy, settings)
+    if config is not None:
+        return config_from(config).settings_for(strategy)
+    return settings_of(strategy)
 
 
 def decomposer_spec(decomposer: Any) -> str:

@@ -227,7 +227,7 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
     """Re-rank another retriever's documents with a named strategy of the registry.
 
     The query is decomposed (rules by default), and ``strategy`` (default ``verify``) runs
-    over the given documents with ``config``, exactly as :class:`logic_rag.LogicRetriever`
+    over the given documents with ``settings``, exactly as :class:`logic_rag.LogicRetriever`
     runs it over a corpus (see :mod:`logic_rag.integrations._rerank`). Each returned
     document is a copy whose metadata gains ``relevance_score`` (the new score, as other
     LangChain rerankers write it), ``constraints`` (constraint -> satisfied),
@@ -235,16 +235,18 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
     logical reading of the query). Only the given documents are embedded (with
     ``model``), so calibration is relative to them by default.
 
-    ``LogicLangChainReranker(model=None, *, strategy="verify", config=None, top_n=3,
+    ``LogicLangChainReranker(model=None, *, strategy="verify", settings=None, top_n=3,
     verifier=None, decomposer=None, passages=True, cache_size=1024,
     calibration="candidates")``: ``model`` is a dense encoder name, folder or
-    ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`); ``config`` a
-    ``logic_rag.LogicConfig`` or its dict (every knob applies as in the retriever);
-    ``top_n`` the documents kept (``None``: all, re-ordered); ``verifier`` shorthand for
-    ``config.verifier``; ``decomposer`` an object or a spec (``rules``, ``llm``,
-    ``auto``, ``llm:MODEL``); ``cache_size`` the pages whose vectors are kept for later
-    calls (0: none); ``calibration`` ``candidates`` or ``corpus``. ``truth_weight`` is
-    deprecated (it sets ``config.verify_weight`` / ``rerank_weight``).
+    ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`); ``settings``
+    the strategy's settings (``logic_rag.VerifySettings`` for ``verify``, ...) or their
+    dict (every value applies as in the retriever); ``top_n`` the documents kept
+    (``None``: all, re-ordered); ``verifier`` shorthand for ``settings.verifier``;
+    ``decomposer`` an object or a spec (``rules``, ``llm``, ``auto``, ``llm:MODEL``);
+    ``cache_size`` the pages whose vectors are kept for later calls (0: none);
+    ``calibration`` ``candidates`` or ``corpus``. Deprecated (they warn): ``config`` (a
+    ``logic_rag.LogicConfig`` or the dict older versions wrote) and ``truth_weight`` (it
+    sets ``settings.truth_weight``).
 
     Serialisable: the fields are plain values the constructor takes, so
     ``loads(dumps(r), allowed_objects=[LogicLangChainReranker],
@@ -257,7 +259,8 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
 
     model: str = ""
     strategy: str = DEFAULT_STRATEGY
-    config: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)  # deprecated: older dumps
     decomposer: str = "rules"
     top_n: int | None = DEFAULT_TOP_N
     passages: bool = True
@@ -271,6 +274,7 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
         model: Any = None,
         *,
         strategy: str = DEFAULT_STRATEGY,
+        settings: Any = None,
         config: Any = None,
         top_n: int | None = DEFAULT_TOP_N,
         verifier: Any = None,
@@ -285,6 +289,7 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
         core = CandidateReranker(
             model or None,
             strategy=strategy,
+            settings=settings,
             config=config,
             verifier=verifier,
             decomposer=decomposer,

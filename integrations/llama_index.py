@@ -261,7 +261,7 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
     """Re-rank another retriever's nodes with a named strategy of the registry.
 
     The query is decomposed (rules by default), and ``strategy`` (default ``verify``) runs
-    over the given nodes with ``config``, exactly as :class:`logic_rag.LogicRetriever`
+    over the given nodes with ``settings``, exactly as :class:`logic_rag.LogicRetriever`
     runs it over a corpus (see :mod:`logic_rag.integrations._rerank`). Each returned
     node is a copy of the input node whose metadata gains ``constraints`` (constraint ->
     satisfied), ``constraint_scores`` (constraint -> degree in [0, 1]) and
@@ -277,10 +277,13 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         model: dense encoder name, folder or ``DenseEncoder`` (default
             :func:`logic_rag.models.default_dense_model`).
         strategy: a registry strategy that runs over given candidates (not ``splade*``).
-        config: a ``logic_rag.LogicConfig`` or its dict: every knob applies as in the
-            retriever (``positive_prior``, ``verifier``, ``verifier_top`` …).
+        settings: the strategy's settings (``logic_rag.VerifySettings`` for ``verify``,
+            ...) or their dict: every value applies as in the retriever
+            (``positive_prior``, ``verifier``, ``verifier_top`` …).
+        config: deprecated (warns): a ``logic_rag.LogicConfig`` or the dict older
+            ``to_dict`` wrote.
         top_n: nodes kept (``None``: all, re-ordered).
-        verifier: shorthand for ``config.verifier`` (``cross-encoder:FOLDER``,
+        verifier: shorthand for ``settings.verifier`` (``cross-encoder:FOLDER``,
             ``llm:GENERATOR`` or a ``Verifier``).
         decomposer: a ``logic_rag.query`` decomposer or a spec (``rules``, ``llm``,
             ``auto``, ``llm:MODEL``).
@@ -289,13 +292,18 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         calibration: ``candidates`` (default) or ``corpus``.
         keep_retrieval_score: copy each node's incoming score to metadata
             ``retrieval_score`` (as LlamaIndex's ``SentenceTransformerRerank`` does).
-        truth_weight: deprecated; sets ``config.verify_weight`` / ``rerank_weight``.
+        truth_weight: deprecated; sets ``settings.truth_weight``.
         model_name: deprecated spelling of ``model`` (what older ``to_dict`` wrote).
     """
 
     model: str = Field(default="", description="The dense encoder (name or folder).")
     strategy: str = Field(default=DEFAULT_STRATEGY, description="The registry strategy.")
-    config: dict[str, Any] = Field(default_factory=dict, description="The LogicConfig.")
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="The strategy's settings (to_dict())."
+    )
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="Deprecated: an older to_dict's LogicConfig."
+    )
     decomposer: str = Field(default="rules", description="The query decomposer's spec.")
     top_n: int | None = Field(default=None, description="Nodes kept (None: all).")
     passages: bool = Field(default=True, description="Check atoms against sentences too.")
@@ -312,6 +320,7 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         model: Any = None,
         *,
         strategy: str = DEFAULT_STRATEGY,
+        settings: Any = None,
         config: Any = None,
         top_n: int | None = None,
         verifier: Any = None,
@@ -332,6 +341,7 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         core = CandidateReranker(
             model or None,
             strategy=strategy,
+            settings=settings,
             config=config,
             verifier=verifier,
             decomposer=decomposer,

@@ -1,7 +1,7 @@
 """logic-rag: retrieval for RAG that respects AND / OR / NOT in a query.
 
 The public API is re-exported here flat, so a guide needs one import line
-(``from logic_rag import LogicRetriever, LogicConfig, Document``). Names resolve lazily
+(``from logic_rag import LogicRetriever, VerifySettings, Document``). Names resolve lazily
 (PEP 562), so importing ``logic_rag`` does not import torch, FAISS or sentence-transformers
 until a name that needs them is used. The framework adapters stay in
 ``logic_rag.integrations.llama_index`` and ``logic_rag.integrations.langchain``: importing
@@ -27,6 +27,19 @@ _EXPORTS: dict[str, str] = {
     "LogicConfig": "strategies",
     "Strategy": "strategies",
     "STRATEGIES": "strategies",
+    # each named strategy's settings (the one place of defaults)
+    "StrategySettings": "strategy_settings",
+    "EvidenceSettings": "strategy_settings",
+    "LogicSettings": "strategy_settings",
+    "VanillaSettings": "strategy_settings",
+    "RerankSettings": "strategy_settings",
+    "SetopsSettings": "strategy_settings",
+    "FusionSettings": "strategy_settings",
+    "OrthogonalSettings": "strategy_settings",
+    "SpladeSettings": "strategy_settings",
+    "VerifySettings": "strategy_settings",
+    "QualitySettings": "strategy_settings",
+    "LLMRerankSettings": "strategy_settings",
     "Retriever": "retriever",
     "Hit": "retriever",
     # engine parts
@@ -108,6 +121,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.query.rules import RuleDecomposer
     from logic_rag.retriever import Hit, Retriever
     from logic_rag.strategies import STRATEGIES, LogicConfig, Strategy
+    from logic_rag.strategy_settings import (
+        EvidenceSettings,
+        FusionSettings,
+        LLMRerankSettings,
+        LogicSettings,
+        OrthogonalSettings,
+        QualitySettings,
+        RerankSettings,
+        SetopsSettings,
+        SpladeSettings,
+        StrategySettings,
+        VanillaSettings,
+        VerifySettings,
+    )
     from logic_rag.verifiers.base import Verify
     from logic_rag.verifiers.certified import CertifiedTopK
     from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier

@@ -162,8 +162,9 @@ def _cmd_search(args: argparse.Namespace) -> int:
         from logic_rag.query.auto import make_decomposer
 
         retriever.decomposer = make_decomposer(args.decomposer, model=args.decomposer_model)
-    if _verifier_config(args):
-        retriever = retriever.with_config(**_verifier_config(args))
+    settings = _strategy_settings(args, args.strategy)
+    if settings is not None:
+        retriever = retriever.with_settings(settings)
     if query is None:
         return _search_many(retriever, args)
     hits = _explained_search(retriever, [query], args)[0]
@@ -565,8 +566,12 @@ def _cmd_fit_cascade(args: argparse.Namespace) -> int:
             f"{args.queries}: no queries (JSONL with a 'query' field, or one per line)"
         )
     retriever = LogicRetriever.load(args.index_dir, model=args.model)
-    retriever = retriever.with_config(**_verifier_config(args))
-    fitted = fit_cascade(retriever, queries, args.out, sample_size=args.sample)
+    settings = _strategy_settings(args, args.strategy)
+    if settings is not None:
+        retriever = retriever.with_settings(settings)
+    fitted = fit_cascade(
+        retriever, queries, args.out, strategy=args.strategy, sample_size=args.sample
+    )
     print(
         f"labelled {len(fitted.sample)} pairs of {min(len(queries), 256)} queries with "
         f"{fitted.key.get('expensive', '?')}; saved to {args.out}. Use it with "
@@ -697,22 +702,23 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         help="a cascade: --verifier re-checks and re-ranks only each query's N best "
         "candidates by the embedding evidence; the rest follow in that order (default: all)",
     )
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import LLMRerankSettings, QualitySettings, VerifySettings
 
-    defaults = LogicConfig()  # the one place of defaults: the help below reads them
+    # The one place of defaults is the strategies' settings: the help below reads them.
+    verify, quality, llm_rerank = VerifySettings(), QualitySettings(), LLMRerankSettings()
     p.add_argument(
         "--verifier-atoms",
         choices=("positive", "negated", "all"),
-        default=defaults.verifier_atoms,
-        help=f"which atoms --verifier re-checks (default: {defaults.verifier_atoms})",
+        default=verify.verifier_atoms,
+        help=f"which atoms --verifier re-checks (default: {verify.verifier_atoms})",
     )
     p.add_argument(
         "--verifier-weight",
         type=float,
-        default=defaults.verifier_weight,
+        default=verify.verifier_weight,
         metavar="W",
         help="share of --verifier's verdict in each re-checked atom's probability; the rest "
-        f"stays the embedding evidence (default: {defaults.verifier_weight:g})",
+        f"stays the embedding evidence (default: {verify.verifier_weight:g})",
     )
     p.add_argument(
         "--quality-bounds",
@@ -720,7 +726,7 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         help="with --strategy quality, how an unchecked constraint is bounded: hard (the top k "
         "is exactly what checking every pair gives) or calibrated (from --quality-thresholds; "
-        f"the same with probability 1 - delta) (default {defaults.quality_bounds})",
+        f"the same with probability 1 - delta) (default {quality.bounds})",
     )
     p.add_argument(
         "--quality-max-calls",
@@ -728,7 +734,7 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="with --strategy quality, the most LLM checks per query "
-        f"(default {defaults.quality_max_calls})",
+        f"(default {quality.max_calls})",
     )
     p.add_argument(
         "--quality-pool",
@@ -737,7 +743,7 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with --strategy quality or llm-rerank, only the best N candidates by the "
         f"embedding evidence are considered ('all': every candidate; default "
-        f"{defaults.quality_pool})",
+        f"{quality.pool})",
     )
     p.add_argument(
         "--llm-rerank-top",
@@ -745,7 +751,7 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="with --strategy llm-rerank, the pages the LLM checks with the whole query "
-        f"(default {defaults.llm_rerank_top})",
+        f"(default {llm_rerank.top})",
     )
     p.add_argument(
         "--quality-delta",
@@ -753,7 +759,7 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="D",
         help="with --quality-bounds calibrated, the stated failure probability "
-        f"(default {defaults.quality_delta})",
+        f"(default {quality.delta})",
     )
     p.add_argument(
         "--verdict-calibration",
@@ -787,8 +793,35 @@ def _pool_size(text: str) -> int | str:
     return _positive_int(text)
 
 
+def _strategy_settings(args: argparse.Namespace, strategy: str) -> Any:
+    """``strategy``'s settings with the verifier, quality and calibration flags applied
+    (None when no flag was given): the flags' values go to the settings fields they name
+    (``--quality-pool`` -> ``QualitySettings.pool``, ``--verdict-calibration`` ->
+    ``logic.verdict_calibration``), by :func:`logic_rag.strategies.logic_config_name`."""
+    from dataclasses import fields, replace
+
+    from logic_rag.strategies import STRATEGIES, logic_config_name
+
+    changes = _verifier_config(args)
+    if not changes:
+        return None
+    cls = STRATEGIES[strategy].settings
+    defaults = cls()
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        group = cls._groups.get(f.name)
+        if group is not None:
+            inner = {g.name: changes[g.name] for g in fields(group) if g.name in changes}
+            if inner:
+                values[f.name] = replace(getattr(defaults, f.name), **inner)
+        elif logic_config_name(cls, f.name) in changes:
+            values[f.name] = changes[logic_config_name(cls, f.name)]
+    return replace(defaults, **values)
+
+
 def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
-    """LogicConfig changes from the --quality-* flags (empty when none was given)."""
+    """Changes, by their flat (LogicConfig) names, from the --quality-* flags (empty when
+    none was given). ``eval`` passes them on as the evals' config changes."""
     flags = {
         "quality_bounds": args.quality_bounds,
         "quality_max_calls": args.quality_max_calls,
@@ -813,7 +846,8 @@ def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
-    """LogicConfig changes from the verifier and quality flags (empty when none was given)."""
+    """Changes, by their flat names, from the verifier and quality flags (empty when none
+    was given): :func:`_strategy_settings` turns them into a strategy's settings."""
     changes = {**_second_verifier_config(args), **_quality_config(args)}
     calibration = getattr(args, "verdict_calibration", None)
     if calibration is not None:
@@ -824,11 +858,12 @@ def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
-    """LogicConfig changes from the verifier flags (empty when none was given)."""
-    from logic_rag.strategies import LogicConfig
+    """Changes, by their flat names, from the verifier flags (empty when none was given)."""
+    from logic_rag.strategy_settings import VerifySettings
 
     if args.verifier is None:
-        if args.verifier_top is not None or args.verifier_weight != LogicConfig().verifier_weight:
+        default_weight = VerifySettings().verifier_weight
+        if args.verifier_top is not None or args.verifier_weight != default_weight:
             raise ValueError("--verifier-top and --verifier-weight need --verifier")
         if args.tensor_parallel_size != 1 or args.pipeline_parallel_size != 1:
             raise ValueError("--tensor/--pipeline-parallel-size need --verifier llm:vllm:MODEL")

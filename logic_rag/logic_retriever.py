@@ -17,6 +17,13 @@ constraint verifiers -> logic -> ranking. Each named strategy is one composition
 ``splade*``        learned-sparse strategies (see :mod:`logic_rag.sparse_retriever`)
 =================  ===================================================================
 
+Each named strategy is built from its own typed settings
+(:mod:`logic_rag.strategy_settings`): ``LogicRetriever.build(docs, strategy="verify",
+settings=VerifySettings(verifier_top=40))``; settings are kept by class, so
+:meth:`LogicRetriever.with_settings` can hold those of several strategies and
+``search(strategy=...)`` picks the right ones (the defaults otherwise). The flat
+``config=LogicConfig(...)`` still works for one release and warns (DeprecationWarning).
+
 ``strategy=`` also takes a :class:`~logic_rag.pipeline.stage.Stage` (any composition), so
 a new pipeline needs no change here. All atoms of all queries in a batch are encoded in one
 encoder call and searched in one index call. Every hit says which constraints it
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -58,8 +66,11 @@ from logic_rag.strategies import (
     DENSE_STRATEGIES,
     STRATEGIES,
     LogicConfig,
+    logic_of,
     pipeline_of,
+    settings_of,
 )
+from logic_rag.strategy_settings import CheckedSettings, StrategySettings
 from logic_rag.verifiers.verdicts import VerdictRule
 
 if TYPE_CHECKING:
@@ -92,6 +103,18 @@ def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
             f"strategy {strategy!r} needs a SPLADE index: build with sparse_model='splade-tiny'"
         )
     return strategy
+
+
+def deprecated_config(where: str, *, stacklevel: int = 3) -> None:
+    """Warn that ``where`` was given a :class:`LogicConfig` (deprecated for one release)."""
+    warnings.warn(
+        f"{where}: LogicConfig is deprecated and goes in the next release; give the "
+        f"strategy's own settings instead, e.g. strategy='verify', "
+        f"settings=VerifySettings(...) (logic_rag.strategy_settings; "
+        f"LogicConfig.settings_for(strategy) converts one)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _build_with(
@@ -151,8 +174,16 @@ class LogicRetriever:
         sparse: Any | None = None,
         decomposer: Decomposer | None = None,
         strategy: StrategyLike = "rerank",
+        settings: StrategySettings | None = None,
         config: LogicConfig | None = None,
     ) -> None:
+        """``settings`` are the settings of ``strategy`` (its class from
+        :data:`~logic_rag.strategies.STRATEGIES`, e.g. ``VerifySettings`` for ``verify``;
+        any settings for a custom ``Stage``, whose ``logic`` and ``evidence`` groups then
+        set the decomposition fallback and the verdicts); other strategies searched by
+        name use their defaults. ``config`` (deprecated) sets every strategy's values."""
+        if config is not None:
+            deprecated_config("LogicRetriever(config=...)")
         if passages is not None and passages.n_documents != len(dense):
             raise IndexMismatchError(
                 f"passage vectors cover {passages.n_documents} documents, the index {len(dense)}"
@@ -161,9 +192,60 @@ class LogicRetriever:
         self.passages = passages
         self.sparse = sparse
         self.decomposer: Decomposer = decomposer or RuleDecomposer()
-        self.config = config or LogicConfig()
         self.strategy = _check_strategy(strategy, sparse is not None)
+        self._config = _checked_config(config)
+        self._settings: dict[type[StrategySettings], StrategySettings] = {}
+        self._stage_settings: StrategySettings | None = None
+        self._mapped: dict[str, StrategySettings] = {}  # the config's, per strategy
+        if settings is not None:
+            self._keep(settings, self.strategy)
         self.resources = Resources(dense, passages=passages, sparse=sparse)
+
+    def _keep(self, settings: StrategySettings, strategy: StrategyLike) -> None:
+        if not isinstance(settings, StrategySettings):
+            raise TypeError(
+                f"settings must be a strategy's settings (logic_rag.strategy_settings), got "
+                f"{type(settings).__name__}; a LogicConfig goes to config= (deprecated)"
+            )
+        if isinstance(strategy, str):
+            settings_of(strategy, settings)  # of the strategy's class, or a clear TypeError
+            self._settings[type(settings)] = settings
+        else:
+            self._stage_settings = settings
+
+    @property
+    def config(self) -> LogicConfig:
+        """Deprecated: the flat :class:`LogicConfig` given (the defaults when none was);
+        strategies whose settings were given explicitly do not read it."""
+        return self._config if self._config is not None else LogicConfig()
+
+    def settings_for(self, strategy: str) -> StrategySettings:
+        """The settings a search with named ``strategy`` builds its pipeline from: those
+        given for its settings class, else the deprecated config's, else the defaults."""
+        if not isinstance(strategy, str):
+            raise TypeError(f"strategy must be a strategy name, got {type(strategy).__name__}")
+        cls = STRATEGIES[_check_strategy(strategy, True)].settings  # type: ignore[index]
+        if cls in self._settings:
+            return self._settings[cls]
+        if self._config is None:
+            return cls()
+        if strategy not in self._mapped:
+            self._mapped[strategy] = self._config.settings_for(strategy)
+        return self._mapped[strategy]
+
+    def _settings_of(self, chosen: StrategyLike) -> CheckedSettings:
+        """The settings whose ``logic`` and ``evidence`` apply to a search with ``chosen``:
+        its own; for a custom stage those given with it, else the retriever strategy's
+        (``rerank``'s when that one checks no constraints)."""
+        if isinstance(chosen, str):
+            own = self.settings_for(chosen)
+        elif self._stage_settings is not None:
+            own = self._stage_settings
+        else:
+            own = self.settings_for(self.strategy if isinstance(self.strategy, str) else "rerank")
+        if isinstance(own, CheckedSettings):
+            return own
+        return self.settings_for("rerank")  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -176,6 +258,7 @@ class LogicRetriever:
         sparse_model: str | os.PathLike[str] | None = None,
         strategy: StrategyLike = "rerank",
         decomposer: Decomposer | None = None,
+        settings: StrategySettings | None = None,
         config: LogicConfig | None = None,
         index: IndexKind = "flat",
         show_progress_bar: bool | None = None,
@@ -210,7 +293,13 @@ class LogicRetriever:
         (``milvus://file.db`` for Milvus Lite, ``http(s)://host:port`` for a server; see
         :mod:`logic_rag.index.milvus_store`) under ``collection``. An existing collection
         is refused before anything is embedded unless ``overwrite_store`` is set.
+
+        ``settings`` are ``strategy``'s (see :class:`LogicRetriever`); ``config``
+        (a :class:`LogicConfig`) is deprecated.
         """
+        if config is not None:
+            deprecated_config("LogicRetriever.build(config=...)")
+        config = _checked_config(config)
         check_sentence_dtype(sentence_dtype)
         milvus = None
         if store is not None:
@@ -267,12 +356,13 @@ class LogicRetriever:
                 bounded, model=sparse_model, show_progress_bar=show_progress_bar
             )
             sparse.documents = dense.documents  # hits show the whole stored documents
-        built = cls(
+        built = cls._made(
             dense,
             passages=passage_vectors,
             sparse=sparse,
             decomposer=decomposer,
             strategy=strategy,
+            settings=settings,
             config=config,
         )
         if milvus is None:
@@ -315,14 +405,7 @@ class LogicRetriever:
         )
         moved = Retriever(encoder, index, self.documents)
         moved.text_budget = self.dense.text_budget  # the manifest still reports the cut
-        return LogicRetriever(
-            moved,
-            passages=passages,
-            sparse=self.sparse,
-            decomposer=self.decomposer,
-            strategy=self.strategy,
-            config=self.config,
-        )
+        return self._clone(moved, passages)
 
     @classmethod
     def load(
@@ -332,6 +415,7 @@ class LogicRetriever:
         model: str | os.PathLike[str] | DenseEncoder | None = None,
         strategy: StrategyLike = "rerank",
         decomposer: Decomposer | None = None,
+        settings: StrategySettings | None = None,
         config: LogicConfig | None = None,
         verify: bool = True,
         allow_model_mismatch: bool = False,
@@ -342,10 +426,16 @@ class LogicRetriever:
 
         A folder whose vectors live in Milvus opens its collections (checked against the
         folder's manifest); ``store_uri`` points at the store if it moved, ``store_token``
-        (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server.
+        (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server. ``settings`` are
+        ``strategy``'s (see :class:`LogicRetriever`); ``config`` is deprecated.
         """
+        if config is not None:
+            deprecated_config("LogicRetriever.load(config=...)")
+        config = _checked_config(config)
         if isinstance(strategy, str) and strategy not in STRATEGIES:
             _check_strategy(strategy, True)  # a typo fails now, not after loading a model
+        if settings is not None and isinstance(strategy, str):
+            settings_of(strategy, settings)  # wrong settings fail before loading a model
         # One opened version of the folder for every part (dense, passages, SPLADE), so a
         # concurrent save can never mix two indexes (see logic_rag.index.snapshot).
         with open_snapshot(path, verify=verify) as snapshot:
@@ -368,14 +458,42 @@ class LogicRetriever:
                 from logic_rag.sparse_retriever import SparseSide
 
                 sparse = SparseSide.load(snapshot.view(""), manifest["sparse"], dense.documents)
-        return cls(
+        return cls._made(
             dense,
             passages=passages,
             sparse=sparse,
             decomposer=decomposer,
             strategy=strategy,
+            settings=settings,
             config=config,
         )
+
+    @classmethod
+    def _made(cls, dense: Retriever, *, config: LogicConfig | None, **kwargs: Any) -> Any:
+        """``cls(...)`` for the library's own calls: a config passed on warns once, where
+        the caller gave it, not again here."""
+        made = cls(dense, **kwargs)
+        made._config = config
+        return made
+
+    def _clone(
+        self, dense: Retriever | None = None, passages: Any = None, **changes: Any
+    ) -> LogicRetriever:
+        """A retriever like this one (``changes``: ``_config``, ``_settings``,
+        ``_stage_settings``), over other indexes when ``dense`` is given."""
+        clone = LogicRetriever(
+            dense if dense is not None else self.dense,
+            passages=passages if dense is not None else self.passages,
+            sparse=self.sparse,
+            decomposer=self.decomposer,
+            strategy=self.strategy,
+        )
+        clone._config = changes.get("_config", self._config)
+        clone._settings = dict(changes.get("_settings", self._settings))
+        clone._stage_settings = changes.get("_stage_settings", self._stage_settings)
+        if dense is None:
+            clone.resources = self.resources
+        return clone
 
     def save(self, out_dir: str | os.PathLike[str]) -> Path:
         """Write the dense index, documents, passage vectors and SPLADE index to one folder."""
@@ -399,16 +517,37 @@ class LogicRetriever:
         return len(self.dense)
 
     def with_config(self, **changes: Any) -> LogicRetriever:
-        """A retriever sharing this one's indexes with some config values changed."""
-        clone = LogicRetriever(
-            self.dense,
-            passages=self.passages,
-            sparse=self.sparse,
-            decomposer=self.decomposer,
-            strategy=self.strategy,
-            config=replace(self.config, **changes),
-        )
-        clone.resources = self.resources
+        """A retriever sharing this one's indexes with some :class:`LogicConfig` values
+        changed (the flat names, for every strategy; deprecated with LogicConfig: use
+        :meth:`with_settings`)."""
+        if self._settings or self._stage_settings is not None:
+            given = ", ".join(sorted(type(s).__name__ for s in self._settings.values()))
+            raise ValueError(
+                f"with_config changes the deprecated LogicConfig, but this retriever was "
+                f"given settings ({given or 'for its custom stage'}) that it would not "
+                f"change; use with_settings(...)"
+            )
+        return self._clone(_config=replace(self.config, **changes))
+
+    def with_settings(
+        self, *settings: StrategySettings, strategy: StrategyLike | None = None
+    ) -> LogicRetriever:
+        """A retriever sharing this one's indexes that searches with ``settings``: each
+        replaces the settings of its class (``VerifySettings`` -> ``verify``;
+        ``FusionSettings`` -> ``fusion`` and ``fusion-product``). With ``strategy`` the
+        retriever's strategy changes too (one settings object, of that strategy).
+
+        ``retriever.with_settings(replace(retriever.settings_for("verify"), verifier_top=40))``
+        changes one value.
+        """
+        if strategy is not None and len(settings) != 1:
+            raise ValueError("with strategy=, give that strategy's one settings object")
+        clone = self._clone()
+        if strategy is not None:
+            clone.strategy = _check_strategy(strategy, self.sparse is not None)
+        for one in settings:
+            target = clone.strategy if strategy is not None else _strategy_of(one)
+            clone._keep(one, target)
         return clone
 
     def _doc_vectors(self) -> np.ndarray:
@@ -428,8 +567,13 @@ class LogicRetriever:
         logical_queries: Sequence[LogicalQuery | None] | None = None,
         *,
         decompose: bool = True,
+        strategy: StrategyLike | None = None,
     ) -> list[QueryPlan]:
-        """Each query's logic: given, decomposed, or (``decompose=False``) the whole text."""
+        """Each query's logic: given, decomposed, or (``decompose=False``) the whole text.
+
+        A decomposition less confident than ``strategy``'s (default: the retriever's)
+        ``logic.min_confidence`` falls back to the whole text."""
+        min_confidence = self._settings_of(strategy or self.strategy).logic.min_confidence
         if logical_queries is not None and len(logical_queries) != len(texts):
             raise ValueError(
                 f"got {len(logical_queries)} logical queries for {len(texts)} query texts"
@@ -444,7 +588,7 @@ class LogicRetriever:
             else:
                 decomposition = self.decompose(text)
                 logic: LogicalQuery = decomposition.query
-                if decomposition.confidence < self.config.min_confidence:
+                if decomposition.confidence < min_confidence:
                     logic = Atom(text)
                 plans.append(QueryPlan(text, logic, decomposition))
         return plans
@@ -454,10 +598,11 @@ class LogicRetriever:
         chosen = _check_strategy(strategy or self.strategy, self.sparse is not None)
         if isinstance(chosen, Stage):
             return chosen if isinstance(chosen, Pipeline) else Pipeline((chosen,))
-        # Built once per strategy and config for these indexes: the verifiers it holds
+        # Built once per strategy and settings for these indexes: the verifiers it holds
         # (an LLM, a cross-encoder) load their models once and keep their pair caches.
+        settings = self.settings_for(chosen)
         return self.resources.loaded(
-            ("pipeline", chosen, repr(self.config)), lambda: pipeline_of(chosen, self.config)
+            ("pipeline", chosen, repr(settings)), lambda: pipeline_of(chosen, settings)
         )
 
     # ------------------------------------------------------------------ search
@@ -491,13 +636,14 @@ class LogicRetriever:
         k = min(check_k(k), max(len(self), 1))  # capped at the corpus size before allocating
         chosen = _check_strategy(strategy or self.strategy, self.sparse is not None)
         decompose = not (isinstance(chosen, str) and not STRATEGIES[chosen].decompose)
-        plans = self.plan(texts, logical_queries, decompose=decompose)
+        plans = self.plan(texts, logical_queries, decompose=decompose, strategy=chosen)
         batch = SearchBatch([QueryState(p) for p in plans], k)
         self.pipeline(chosen)(batch, SearchContext(self.resources))
-        return [self._hits(state) for state in batch]
+        settings = self._settings_of(chosen)
+        return [self._hits(state, settings) for state in batch]
 
     # ------------------------------------------------------------------ explanations
-    def _hits(self, state: QueryState) -> list[Hit]:
+    def _hits(self, state: QueryState, settings: CheckedSettings) -> list[Hit]:
         order = state.ranked if state.ranked is not None else np.zeros(0, np.int64)
         ids = state.candidates[order]
         scores = state.score[order] if state.score is not None else np.zeros(len(order))
@@ -510,9 +656,9 @@ class LogicRetriever:
         # where a page stands among them, not whether it holds, so its band is wider.
         relative = (
             state.info.get("calibration") == "candidates"
-            or len(self) < SMALL_CORPUS_RANKS * self.config.threshold_rank
+            or len(self) < SMALL_CORPUS_RANKS * settings.evidence.threshold_rank
         )
-        calibrate = None if relative else self._verdict_calibration()
+        calibrate = None if relative else self._verdict_calibration(settings)
         if state.probs is not None:
             sources = state.pair_source
             for hit, j in zip(hits, order.tolist(), strict=False):
@@ -552,9 +698,9 @@ class LogicRetriever:
             hit.constraint_scores[name] = round(float(degree), 4)
             hit.constraint_sources[name] = source
 
-    def _verdict_calibration(self) -> Any:
-        """The config's verdict calibration, loaded once per retriever (None: none)."""
-        path = self.config.verdict_calibration
+    def _verdict_calibration(self, settings: CheckedSettings) -> Any:
+        """The settings' verdict calibration, loaded once per retriever (None: none)."""
+        path = logic_of(settings).verdict_calibration
         if path is None:
             return None
         from logic_rag.verifiers.verdicts import EvidenceCalibration
@@ -580,12 +726,43 @@ class LogicRetriever:
         return hits
 
     def describe(self) -> dict[str, Any]:
-        """Model names, strategy, config and pipeline, for reports and manifests."""
+        """Model names, strategy, its settings and pipeline, for reports and manifests
+        (``config``: the deprecated flat config, kept for one release)."""
+        settings = (
+            self.settings_for(self.strategy)
+            if isinstance(self.strategy, str)
+            else self._settings_of(self.strategy)
+        )
+        try:
+            written: Any = settings.to_dict()
+        except TypeError:  # a verifier given as an object has no JSON form
+            written = repr(settings)
         return {
             "model": self.dense.encoder.name,
             "sparse_model": None if self.sparse is None else self.sparse.encoder.name,
             "strategy": self.strategy if isinstance(self.strategy, str) else "custom",
             "pipeline": self.pipeline().describe(),
+            "settings": written,
             "config": asdict(self.config),
             "documents": len(self),
         }
+
+
+def _checked_config(config: Any) -> LogicConfig | None:
+    if config is not None and not isinstance(config, LogicConfig):
+        raise TypeError(
+            f"config must be a LogicConfig (deprecated) or None, got {type(config).__name__}; "
+            f"a strategy's settings go to settings="
+        )
+    return config
+
+
+def _strategy_of(settings: StrategySettings) -> str:
+    """The first strategy whose settings class ``settings`` is (a clear error for none)."""
+    for name, strategy in STRATEGIES.items():
+        if type(settings) is strategy.settings:
+            return name
+    raise TypeError(
+        f"{type(settings).__name__} is no named strategy's settings "
+        f"(see logic_rag.strategy_settings)"
+    )

@@ -1,12 +1,18 @@
-"""The CLI's help quotes the defaults from the one place they live (``LogicConfig``), and
-the flags default to them: the help and the library cannot disagree."""
+"""The CLI's help quotes the defaults from the one place they live (the strategies'
+settings, ``logic_rag.strategy_settings``), the flags default to them, and the flags
+become a strategy's settings: the help and the library cannot disagree."""
 
 from __future__ import annotations
 
 import re
 
 from logic_rag.cli import build_parser
-from logic_rag.strategies import LogicConfig
+from logic_rag.strategy_settings import (
+    LLMRerankSettings,
+    LogicSettings,
+    QualitySettings,
+    VerifySettings,
+)
 
 
 def _help(command: str) -> str:
@@ -17,24 +23,50 @@ def _help(command: str) -> str:
     return " ".join(sub.choices[command].format_help().split())
 
 
-def test_search_help_quotes_logic_config_defaults():
+def test_search_help_quotes_the_settings_defaults():
     text = _help("search")
-    config = LogicConfig()
-    assert f"(default {config.quality_bounds})" in text
-    assert f"(default {config.quality_max_calls})" in text
-    assert f"(default {config.quality_delta})" in text
-    assert f"default {config.quality_pool})" in text
-    assert f"(default {config.llm_rerank_top})" in text
-    assert f"(default: {config.verifier_atoms})" in text
-    assert f"(default: {config.verifier_weight:g})" in text
+    quality, verify = QualitySettings(), VerifySettings()
+    assert f"(default {quality.bounds})" in text
+    assert f"(default {quality.max_calls})" in text
+    assert f"(default {quality.delta})" in text
+    assert f"default {quality.pool})" in text
+    assert f"(default {LLMRerankSettings().top})" in text
+    assert f"(default: {verify.verifier_atoms})" in text
+    assert f"(default: {verify.verifier_weight:g})" in text
     assert not re.search(r"default 0\.9\)", text)  # the old disagreeing cascade targets
 
 
-def test_flags_default_to_logic_config():
+def test_flags_default_to_the_settings():
     args = build_parser().parse_args(["search", "IDX", "q"])
-    config = LogicConfig()
-    assert args.verifier_atoms == config.verifier_atoms
-    assert args.verifier_weight == config.verifier_weight
+    assert args.verifier_atoms == VerifySettings().verifier_atoms
+    assert args.verifier_weight == VerifySettings().verifier_weight
+
+
+def test_flags_become_the_strategys_settings(tmp_path):
+    from logic_rag.cli import _strategy_settings
+
+    parser = build_parser()
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text("{}")
+    args = parser.parse_args(
+        ["search", "IDX", "q", "--strategy", "quality", "--verifier", "llm:qwen2.5-1.5b",
+         "--quality-pool", "all", "--quality-max-calls", "9", "--verdict-calibration",
+         str(calibration)]
+    )  # fmt: skip
+    assert _strategy_settings(args, "quality") == QualitySettings(
+        verifier="llm:qwen2.5-1.5b",
+        pool=None,
+        max_calls=9,
+        logic=LogicSettings(verdict_calibration=str(calibration)),
+    )
+    args = parser.parse_args(
+        ["search", "IDX", "q", "--strategy", "verify", "--verifier", "llm:qwen2.5-1.5b",
+         "--verifier-top", "40", "--verifier-weight", "0.5", "--verifier-atoms", "all"]
+    )  # fmt: skip
+    assert _strategy_settings(args, "verify") == VerifySettings(
+        verifier="llm:qwen2.5-1.5b", verifier_top=40, verifier_weight=0.5, verifier_atoms="all"
+    )
+    assert _strategy_settings(parser.parse_args(["search", "IDX", "q"]), "rerank") is None
 
 
 def test_quality_pool_all_and_llm_rerank_top_reach_the_config():

@@ -5,6 +5,7 @@ one mapping between them, checked here field by field for every strategy."""
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import fields
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from logic_rag.strategies import STRATEGIES, LogicConfig, logic_config_name, pipeline_of
 from logic_rag.strategy_settings import (
     EvidenceSettings,
+    FusionSettings,
     LLMRerankSettings,
     LogicSettings,
     QualitySettings,
@@ -185,3 +187,98 @@ def test_exclusion_comes_from_the_logic_group():
     settings = RerankSettings(logic=LogicSettings(exclude_violations=0.6, exclusion_mode="drop"))
     assert ExcludeViolations(0.6, "drop") in list(pipeline_of("rerank", settings))
     assert not any(isinstance(s, ExcludeViolations) for s in pipeline_of("rerank"))
+
+
+# ---------------------------------------------------------------- the retriever's entry points
+QUERY = "Italian crime films that are not 1970s films"
+
+
+def _ids(hits):
+    return [(h.id, round(h.score, 6)) for h in hits]
+
+
+def test_settings_rank_as_the_config_that_maps_to_them(small_logic_retriever):
+    from logic_rag.logic_retriever import LogicRetriever
+
+    base = small_logic_retriever
+    old = base.with_config(verify_weight=0.3, positive_prior=0.2, verify_atom_candidates=5)
+    new = base.with_settings(
+        VerifySettings(truth_weight=0.3, positive_prior=0.2, atom_candidates=5)
+    )
+    assert _ids(new.search(QUERY, k=10, strategy="verify")) == _ids(
+        old.search(QUERY, k=10, strategy="verify")
+    )
+    # other strategies keep their defaults; the retriever's own strategy is unchanged
+    assert new.strategy == base.strategy == "rerank"
+    assert new.settings_for("rerank") == RerankSettings()
+    assert _ids(new.search(QUERY, k=10)) == _ids(base.search(QUERY, k=10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new form warns about nothing
+        made = LogicRetriever(
+            base.dense,
+            passages=base.passages,
+            strategy="verify",
+            settings=VerifySettings(truth_weight=0.3, positive_prior=0.2, atom_candidates=5),
+        )
+        assert _ids(made.search(QUERY, k=10)) == _ids(new.search(QUERY, k=10, strategy="verify"))
+        assert made.describe()["settings"]["truth_weight"] == 0.3
+
+
+def test_with_settings_keeps_each_class_and_refuses_mixing_with_config(small_logic_retriever):
+    both = small_logic_retriever.with_settings(
+        FusionSettings(negation_weight=0.5), RerankSettings(candidates=20)
+    )
+    assert both.settings_for("fusion") == both.settings_for("fusion-product")
+    assert both.settings_for("fusion").negation_weight == 0.5
+    assert both.settings_for("rerank").candidates == 20
+    assert small_logic_retriever.settings_for("rerank").candidates == 100  # unchanged
+    switched = small_logic_retriever.with_settings(VerifySettings(), strategy="verify")
+    assert switched.strategy == "verify"
+    with pytest.raises(ValueError, match="use with_settings"):
+        both.with_config(rerank_weight=0.1)
+    with pytest.raises(TypeError, match="strategy 'verify' takes VerifySettings"):
+        small_logic_retriever.with_settings(RerankSettings(), strategy="verify")
+    with pytest.raises(TypeError, match="LogicConfig is no named strategy.s settings"):
+        small_logic_retriever.with_settings(LogicConfig())  # type: ignore[arg-type]
+
+
+def test_the_logic_group_reaches_the_retriever(small_logic_retriever):
+    """min_confidence (decomposition fallback) is read from the searched strategy's
+    settings, not from a global config."""
+    sure = small_logic_retriever.with_settings(
+        RerankSettings(logic=LogicSettings(min_confidence=1.01))
+    )
+    (plan,) = sure.plan([QUERY], strategy="rerank")
+    assert plan.atoms[0].text == QUERY and len(plan.atoms) == 1
+    (plan,) = sure.plan([QUERY], strategy="verify")  # verify's settings are the defaults
+    assert len(plan.atoms) > 1
+
+
+def test_logic_config_warns_only_at_the_public_entry_points(small_logic_retriever, tmp_path):
+    from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.logic_retriever import LogicRetriever
+
+    base = small_logic_retriever
+    config = LogicConfig(rerank_weight=0.2)  # making one does not warn (internal code does)
+    with pytest.warns(DeprecationWarning, match=r"LogicRetriever\(config=...\).*settings="):
+        legacy = LogicRetriever(base.dense, passages=base.passages, config=config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # internal code: mapping, building, searching, cloning, with_config, describe
+        pipeline_of("rerank", config)
+        legacy.search(QUERY, k=5)
+        legacy.with_config(rerank_weight=0.3).search(QUERY, k=5, strategy="verify")
+        legacy.describe()
+        assert legacy.settings_for("rerank").truth_weight == 0.2
+    out = base.save(tmp_path / "index")
+    with pytest.warns(DeprecationWarning, match=r"LogicRetriever.load\(config=...\)"):
+        loaded = LogicRetriever.load(out, model=base.dense.encoder, config=config)
+    assert loaded.settings_for("rerank").truth_weight == 0.2
+    docs = base.documents[:30]
+    with pytest.warns(DeprecationWarning, match=r"LogicRetriever.build\(config=...\)") as caught:
+        LogicRetriever.build(docs, model=base.dense.encoder, passages=False, config=config)
+    assert len([w for w in caught if w.category is DeprecationWarning]) == 1  # once, not twice
+    with pytest.warns(DeprecationWarning, match="the reranker's config="):
+        CandidateReranker(base.dense.encoder, config=config)
+    with pytest.raises(TypeError, match="config must be a LogicConfig"):
+        LogicRetriever(base.dense, config=RerankSettings())  # type: ignore[arg-type]

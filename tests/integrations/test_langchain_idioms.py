@@ -20,6 +20,7 @@ from logic_rag.integrations.langchain import (  # noqa: E402
     langchain_milvus_class,
 )
 from logic_rag.strategies import LogicConfig  # noqa: E402
+from logic_rag.strategy_settings import SetopsSettings  # noqa: E402
 
 from .conftest import TEXTS  # noqa: E402
 
@@ -49,7 +50,7 @@ def test_dumpd_loads_round_trip(minilm, docs):
     reranker = LogicLangChainReranker(
         minilm,
         strategy="setops",
-        config=LogicConfig(tnorm="godel", setops_query_weight=0.3),
+        settings=SetopsSettings(tnorm="godel", cosine_weight=0.3),
         top_n=None,
         decomposer="rules",
         cache_size=5,
@@ -58,7 +59,8 @@ def test_dumpd_loads_round_trip(minilm, docs):
     assert LogicLangChainReranker.is_lc_serializable()
     data = dumpd(reranker)
     assert data["id"] == ["logic_rag", "integrations", "langchain", "LogicLangChainReranker"]
-    assert data["kwargs"]["config"]["tnorm"] == "godel" and data["kwargs"]["top_n"] is None
+    assert data["kwargs"]["settings"]["tnorm"] == "godel" and data["kwargs"]["top_n"] is None
+    assert "config" not in data["kwargs"]
     again = _load(json.dumps(data))
     assert isinstance(again, LogicLangChainReranker) and dumpd(again) == data
     assert again.reranker.pipeline() == reranker.reranker.pipeline()
@@ -74,6 +76,17 @@ def test_dumpd_loads_round_trip(minilm, docs):
     assert dumpd(_load(dumps(default))) == dumpd(default)
 
 
+def test_an_older_dump_with_a_logic_config_still_loads(minilm):
+    from logic_rag.integrations._settings import config_to_dict
+
+    data = dumpd(LogicLangChainReranker(minilm, strategy="setops"))
+    del data["kwargs"]["settings"]
+    data["kwargs"]["config"] = config_to_dict(LogicConfig(setops_query_weight=0.3))
+    again = _load(json.dumps(data))  # (loads() is beta: its warnings are silenced)
+    assert again.reranker.settings == SetopsSettings(cosine_weight=0.3)
+    assert dumpd(again)["kwargs"]["settings"]["cosine_weight"] == 0.3
+
+
 def test_loads_refuses_what_it_was_not_told_to_trust(minilm):
     text = dumps(LogicLangChainReranker(minilm))
     with warnings.catch_warnings():
@@ -87,11 +100,11 @@ def test_an_object_verifier_must_be_passed_again(minilm):
 
     odd = LLMVerifier(generator="qwen2.5-1.5b", max_chars=400)  # not a plain spec
     data = dumpd(LogicLangChainReranker(minilm, verifier=odd))
-    assert data["kwargs"]["config"]["verifier"] == "<object LLMVerifier>"
+    assert data["kwargs"]["settings"]["verifier"] == "<object LLMVerifier>"
     with pytest.raises(ValueError, match="LLMVerifier.*pass it again"):
         _load(json.dumps(data))
     plain = dumpd(LogicLangChainReranker(minilm, verifier=LLMVerifier(generator="qwen2.5-1.5b")))
-    assert plain["kwargs"]["config"]["verifier"] == "llm:qwen2.5-1.5b"
+    assert plain["kwargs"]["settings"]["verifier"] == "llm:qwen2.5-1.5b"
 
 
 def test_old_names_are_deprecated_aliases():

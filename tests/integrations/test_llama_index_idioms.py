@@ -33,6 +33,11 @@ from logic_rag.integrations.llama_index import (  # noqa: E402
     LogicLlamaIndexRetriever,
 )
 from logic_rag.strategies import LogicConfig  # noqa: E402
+from logic_rag.strategy_settings import (  # noqa: E402
+    EvidenceSettings,
+    RerankSettings,
+    VerifySettings,
+)
 
 from .conftest import TEXTS  # noqa: E402
 
@@ -56,7 +61,9 @@ def test_to_dict_from_dict_round_trips_every_field(minilm, nodes):
     reranker = LogicLlamaIndexReranker(
         minilm,
         strategy="rerank",
-        config=LogicConfig(positive_prior=0.25, rerank_weight=0.9, threshold_rank=3),
+        settings=RerankSettings(
+            positive_prior=0.25, truth_weight=0.9, evidence=EvidenceSettings(threshold_rank=3)
+        ),
         top_n=4,
         decomposer="rules",
         passages=False,
@@ -67,10 +74,11 @@ def test_to_dict_from_dict_round_trips_every_field(minilm, nodes):
     data = reranker.to_dict()
     fields = set(LogicLlamaIndexReranker.model_fields) - {"callback_manager"}
     assert fields <= set(data) and data["class_name"] == "LogicRagReranker"
-    assert data["config"]["positive_prior"] == 0.25 and data["cache_size"] == 7
+    assert data["settings"]["positive_prior"] == 0.25 and data["cache_size"] == 7
+    assert data["settings"]["evidence"]["threshold_rank"] == 3
     again = LogicLlamaIndexReranker.from_dict(json.loads(json.dumps(data)))
     assert again.to_dict() == data
-    assert again.reranker.config == reranker.reranker.config
+    assert again.reranker.settings == reranker.reranker.settings
     assert again.reranker.calibration == "corpus" and not again.reranker.passages
     assert again.reranker.cache.capacity == 7
     assert again.reranker.pipeline() == reranker.reranker.pipeline()
@@ -86,7 +94,7 @@ def test_specs_round_trip_and_objects_must_be_passed_again(minilm):
 
     spec = LogicLlamaIndexReranker(minilm, verifier="llm:qwen2.5-1.5b", decomposer="auto")
     data = spec.to_dict()
-    assert data["config"]["verifier"] == "llm:qwen2.5-1.5b" and data["decomposer"] == "auto"
+    assert data["settings"]["verifier"] == "llm:qwen2.5-1.5b" and data["decomposer"] == "auto"
     assert LogicLlamaIndexReranker.from_dict(data).to_dict() == data  # nothing loads yet
 
     @dataclass(frozen=True)
@@ -98,11 +106,23 @@ def test_specs_round_trip_and_objects_must_be_passed_again(minilm):
 
     custom = LogicLlamaIndexReranker(minilm, verifier=Always())
     data = custom.to_dict()
-    assert data["config"]["verifier"] == "<object Always>"
+    assert data["settings"]["verifier"] == "<object Always>"
     with pytest.raises(ValueError, match="Always.*pass it again"):
         LogicLlamaIndexReranker.from_dict(data)
-    again = LogicLlamaIndexReranker.from_dict(data, config=LogicConfig(verifier=Always()))
+    again = LogicLlamaIndexReranker.from_dict(data, settings=VerifySettings(verifier=Always()))
     assert Always() in again.reranker.verifiers
+
+
+def test_an_older_to_dict_with_a_logic_config_still_loads(minilm):
+    from logic_rag.integrations._settings import config_to_dict
+
+    old = {"strategy": "rerank", "config": config_to_dict(LogicConfig(positive_prior=0.25))}
+    with pytest.warns(DeprecationWarning, match="LogicConfig is deprecated"):
+        again = LogicLlamaIndexReranker.from_dict(old)
+    assert again.reranker.settings == RerankSettings(positive_prior=0.25)
+    assert again.to_dict()["settings"]["positive_prior"] == 0.25
+    with pytest.raises(ValueError, match="not both"):
+        LogicLlamaIndexReranker.from_dict({**old, "settings": {"candidates": 5}})
 
 
 def test_older_to_dict_output_still_loads(minilm):

@@ -126,14 +126,16 @@ def test_query_without_logic_keeps_the_best_input_document(core, minilm):
 
 def test_second_verifier_checks_positive_atoms_and_decides(minilm):
     from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import VerifySettings
 
     keyword = _Keyword()
     CandidateReranker(minilm, verifier=keyword).rerank(NEGATION, TEXTS)
     assert keyword.atoms == {"fruits grown in California"}
     everything = _Keyword()
     strict = CandidateReranker(
-        minilm, verifier=everything, config=LogicConfig(verifier_atoms="all", verify_weight=100.0)
+        minilm,
+        verifier=everything,
+        settings=VerifySettings(verifier_atoms="all", truth_weight=100.0),
     )
     ranked = strict.rerank("fruits that are not berries", TEXTS, top_n=4)
     assert everything.atoms == {"fruits", "berries"}
@@ -166,22 +168,24 @@ def test_options_and_errors(core, minilm):
     assert only.name == "embedding"
 
 
-def test_deprecated_arguments_fold_into_the_config(minilm):
+def test_deprecated_arguments_fold_into_the_settings(minilm):
     from logic_rag.integrations._rerank import CandidateReranker
     from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 
     with pytest.warns(DeprecationWarning, match="truth_weight"):
         old = CandidateReranker(minilm, truth_weight=2.0)
-    assert old.config.verify_weight == old.config.rerank_weight == 2.0
+    assert old.settings.truth_weight == 2.0
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="truth_weight"):
         CandidateReranker(minilm, truth_weight=-1)
     with pytest.warns(DeprecationWarning, match="calibration='corpus'"):
         corpus = CandidateReranker(minilm, verifier=EmbeddingVerifier(threshold_rank=3))
-    assert corpus.calibration == "corpus" and corpus.config.threshold_rank == 3
+    assert corpus.calibration == "corpus" and corpus.settings.evidence.threshold_rank == 3
     assert [type(v) for v in corpus.verifiers] == [EmbeddingVerifier]
     with pytest.warns(DeprecationWarning):
         mine = CandidateReranker(minilm, verifier=CandidateEmbeddingVerifier(temperature=0.2))
-    assert mine.calibration == "candidates" and mine.config.temperature == 0.2
+    assert mine.calibration == "candidates" and mine.settings.evidence.temperature == 0.2
+    with pytest.raises(ValueError, match="strategy 'rerank' runs no second verifier"):
+        CandidateReranker(minilm, strategy="rerank", verifier="llm:qwen2.5-1.5b")
 
 
 def test_given_candidates_scores():
@@ -240,7 +244,7 @@ def test_llama_index_reranker_edges_and_async(minilm, li_nodes):
 
     keyword = _Keyword()
     reranker = LogicReranker(minilm, verifier=keyword, top_n=4)
-    assert reranker.config["verifier"] == "<object Keyword>"
+    assert reranker.settings["verifier"] == "<object Keyword>"
     assert keyword in reranker.reranker.verifiers
     with pytest.raises(ValueError, match="needs the query"):
         reranker.postprocess_nodes(li_nodes)
