@@ -282,3 +282,11 @@ def test_logic_config_warns_only_at_the_public_entry_points(small_logic_retrieve
         CandidateReranker(base.dense.encoder, config=config)
     with pytest.raises(TypeError, match="config must be a LogicConfig"):
         LogicRetriever(base.dense, config=RerankSettings())  # type: ignore[arg-type]
+
+
+def test_the_architecture_pages_blocks_run(tmp_path, monkeypatch):
+    """docs/architecture.md shows strategy -> settings -> pipeline; its blocks run."""
+    from logic_rag.paths import project_root
+    from tests.markdown_blocks import run_page
+
+    run_page(project_root() / "docs" / "architecture.md", tmp_path, monkeypatch)
