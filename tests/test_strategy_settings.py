@@ -290,3 +290,11 @@ def test_the_architecture_pages_blocks_run(tmp_path, monkeypatch):
     from tests.markdown_blocks import run_page
 
     run_page(project_root() / "docs" / "architecture.md", tmp_path, monkeypatch)
+
+
+def test_pickles_of_both_forms_load():
+    import pickle
+
+    assert pickle.loads(pickle.dumps(CHANGED)) == CHANGED
+    settings = CHANGED.settings_for("quality")
+    assert pickle.loads(pickle.dumps(settings)) == settings
