@@ -40,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TRAINING", "align_atoms", "replay_teacher", "main"]
+__all__ = ["TRAINING", "align_atoms", "replay_teacher", "seed_from_earlier_run", "main"]
 
 #: The training settings, fixed before any dev number was seen (issue 41's rule).
 TRAINING: dict[str, Any] = {"query_only": True, "max_steps": 40}
@@ -132,10 +132,47 @@ def replay_teacher(scores: Sequence[str | Path]) -> Any:
     )
 
 
-def _settings(max_pairs: int) -> Any:
+def _settings(max_pairs: int, **recipe: Any) -> Any:
+    """The run's settings: ``TRAINING`` and the recipe under test (``train_queries``,
+    ``hard_negatives``)."""
     from finetune.adapt.state import AdaptSettings
 
-    return AdaptSettings(max_pairs=max_pairs, **TRAINING)
+    return AdaptSettings(max_pairs=max_pairs, **{**TRAINING, **recipe})
+
+
+def seed_from_earlier_run(folder: Path, earlier: Path, questions: Path) -> dict[str, int]:
+    """Write ``folder``'s ``plan.jsonl`` and ``labels.jsonl`` from an earlier run's labelled
+    pairs, restricted to the groups of ``questions`` (a subset of the earlier run's).
+
+    Why: the labelling plan searches all atoms in one batch, and a batch of other atoms can
+    flip a near tie in an atom's top pages, so a run on a subset of the questions would ask
+    prompts the GPU never scored. Each group gets every labelled pair of its atoms with the
+    pages any of them was paired with; ``adapt`` then reads the plan and finds every label.
+    """
+    from finetune.adapt.atoms import atoms_from_queries, read_queries
+    from logic_rag.atomic import atomic_write_jsonl
+
+    if (folder / "plan.jsonl").exists():
+        return {}
+    plan = list(_read_jsonl(earlier / "plan.jsonl"))
+    labels = {row["key"]: row for row in _read_jsonl(earlier / "labels.jsonl")}
+    by_pair = {(row["atom"], row["row"]): row for row in plan if row["key"] in labels}
+    pages: dict[str, list[int]] = {}
+    for atom, row in by_pair:
+        pages.setdefault(atom, []).append(row)
+    out, seen = [], set()
+    for group in atoms_from_queries(read_queries(questions))["groups"]:
+        rows = list(dict.fromkeys(r for a in group for r in pages.get(a, ())))
+        for atom in group:
+            for r in rows:
+                item = by_pair.get((atom, r))
+                if item is not None and item["key"] not in seen:
+                    seen.add(item["key"])
+                    out.append(item)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_jsonl(folder / "plan.jsonl", out)
+    atomic_write_jsonl(folder / "labels.jsonl", (labels[row["key"]] for row in out))
+    return {"pairs": len(out)}
 
 
 def _read_jsonl(path: Path) -> Iterable[dict[str, Any]]:
@@ -256,6 +293,28 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="stop the LLM-label run after this phase (e.g. model, to skip the verifier)",
     )
+    p.add_argument(
+        "--train-queries",
+        choices=["composed", "questions", "both"],
+        default="composed",
+        help="what the bi-encoder trains on (AdaptSettings.train_queries)",
+    )
+    p.add_argument(
+        "--hard-negatives",
+        action="store_true",
+        help="the judged pages outside each training set as known negatives",
+    )
+    p.add_argument("--lr", type=float, default=None, help="AdaptSettings.lr (default 5e-5)")
+    p.add_argument(
+        "--yes-threshold", type=float, default=None, help="AdaptSettings.yes_threshold (0.5)"
+    )
+    p.add_argument(
+        "--labels-from",
+        type=Path,
+        default=None,
+        help="an earlier LLM run's folder: replay its labelled pairs for these questions "
+        "(seed_from_earlier_run) instead of planning anew",
+    )
     args = p.parse_args(argv)
     from finetune.adapt.driver import adapt
     from finetune.adapt.gold import KnownSetsVerifier
@@ -264,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     from logic_rag.finetune.data.quest import build_quest_set
 
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    recipe = {"train_queries": args.train_queries, "hard_negatives": args.hard_negatives}
+    recipe.update({k: v for k, v in (("lr", args.lr), ("yes_threshold", args.yes_threshold)) if v})
     work, n = args.work, args.max_pairs
     train, dev = args.split / "train.jsonl", args.split / "dev.jsonl"
     llm_dir, gold_dir = work / f"llm{n}", work / f"gold{n}"
@@ -280,12 +341,16 @@ def main(argv: list[str] | None = None) -> int:
             llm_dir,
             queries=train,
             verifier=replay_teacher(args.scores),
-            settings=_settings(n),
+            settings=_settings(n, **recipe),
             progress=False,
             **options,
         )
 
     if "llm" in steps:
+        if args.labels_from is not None:  # the atoms phase opens the run folder first
+            llm_run(stop_after="atoms")
+            seeded = seed_from_earlier_run(llm_dir, args.labels_from, train)
+            log(f"seeded from {args.labels_from}: {seeded}")
         start = time.perf_counter()
         llm_run(stop_after=args.llm_stop_after)
         log(f"adapt (LLM labels) {time.perf_counter() - start:.0f} s")
@@ -316,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             gold_dir,
             queries=train,
             verifier=KnownSetsVerifier.from_file(aligned),
-            settings=_settings(n),
+            settings=_settings(n, **recipe),
             progress=False,
             stop_after="model",
         )

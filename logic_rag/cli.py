@@ -593,6 +593,11 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         verifier_max_steps=args.max_steps,
         seed=args.seed,
+        **{
+            name: value
+            for name in ("train_queries", "hard_negatives")
+            if (value := getattr(args, name)) is not None  # None: AdaptSettings' default
+        },
     )
     result = adapt(
         args.index_dir,
@@ -1207,6 +1212,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="prompts per forward pass of an llm: teacher (e.g. 64 on a GPU)",
     )
     p.add_argument("--loss", choices=["supcon", "logicol"], default="supcon")
+    p.add_argument(
+        "--train-queries",
+        choices=["composed", "questions", "both"],
+        default=None,
+        help="what the bi-encoder trains on: atoms composed by set algebra, the --queries "
+        "questions with the sets their logic gives over the verdicts, or both (default: "
+        "AdaptSettings.train_queries)",
+    )
+    p.add_argument(
+        "--hard-negatives",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the judged pages outside each training set (the teacher's no) as known "
+        "negatives (default: AdaptSettings.hard_negatives)",
+    )
     p.add_argument(
         "--base", default=None, help="bi-encoder to fine-tune (default: the index's model)"
     )

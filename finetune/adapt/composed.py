@@ -31,6 +31,7 @@ __all__ = [
     "verdicts_from_labels",
     "judged_universe",
     "compose_queries",
+    "question_queries",
     "reads_back",
     "render_text",
     "PAIR_SHAPES",
@@ -63,7 +64,12 @@ class AtomVerdicts:
 
 @dataclass(frozen=True)
 class ComposedQuery:
-    """A training query: its text, logic, shape, the atoms it combines and its result set."""
+    """A training query: its text, logic, shape, the atoms it combines and its result set.
+
+    ``universe`` holds the pages judged for every atom of the query: the set is exact over
+    them, so the judged pages outside ``gold`` are known non-members (hard negatives), and
+    a page outside ``universe`` is unknown, never a known negative.
+    """
 
     text: str
     logic: LogicalQuery
@@ -72,6 +78,7 @@ class ComposedQuery:
     atoms: tuple[str, ...]
     gold: frozenset[str]
     phrasing: str
+    universe: frozenset[str] = frozenset()
 
 
 def verdicts_from_labels(rows: Iterable[Mapping[str, Any]], threshold: float) -> AtomVerdicts:
@@ -188,7 +195,9 @@ def compose_queries(
             if reads_back(text, logic, decomposer):
                 seen.add(key)
                 out.append(
-                    ComposedQuery(text, logic, shape, template, tuple(names), gold, phrasing)
+                    ComposedQuery(
+                        text, logic, shape, template, tuple(names), gold, phrasing, universe
+                    )
                 )
                 stats["by_shape"][shape] = stats["by_shape"].get(shape, 0) + 1
                 return
@@ -226,3 +235,51 @@ def compose_queries(
     stats["queries"] = len(out)
     stats["co_occurring_pairs"] = len(pairs)
     return out, stats
+
+
+def question_queries(
+    questions: Iterable[str],
+    verdicts: AtomVerdicts,
+    *,
+    min_size: int = 1,
+    max_size: int = 200,
+    decomposer: Any = None,
+) -> tuple[list[ComposedQuery], dict[str, Any]]:
+    """The user's own questions as training queries, each with the result set its logic
+    gives over the teacher's verdicts on its atoms.
+
+    A question is read by ``decomposer`` (rules by default) exactly as the retriever reads
+    it, so its atoms are the atoms that were labelled; its set is evaluated over the pages
+    judged for all of them. Questions with an unlabelled atom (their group did not fit the
+    cost bound) or a set outside ``min_size``..``max_size`` are dropped and counted.
+    """
+    from logic_rag.query.algebra import atoms as atoms_of
+    from logic_rag.query.rules import RuleDecomposer
+    from logic_rag.query.templates import to_template
+
+    decomposer = decomposer or RuleDecomposer()
+    spelling = {_key(a): a for a in verdicts.judged}
+    out: list[ComposedQuery] = []
+    stats: dict[str, Any] = {"questions": 0, "unlabelled": 0, "dropped_size": 0}
+    for text in dict.fromkeys(questions):
+        logic = decomposer.decompose(text).query
+        names = {a.text: spelling.get(_key(a.text)) for a in atoms_of(logic)}
+        if None in names.values():
+            stats["unlabelled"] += 1
+            continue
+        universe = judged_universe(verdicts, dict.fromkeys(names.values()))
+        sets = {atom: verdicts.yes[name] & universe for atom, name in names.items()}
+        gold = frozenset(evaluate(logic, sets, universe))
+        if not min_size <= len(gold) <= max_size:
+            stats["dropped_size"] += 1
+            continue
+        atoms = tuple(dict.fromkeys(names.values()))  # type: ignore[arg-type]
+        template = to_template(logic) or ""
+        out.append(ComposedQuery(text, logic, "Q", template, atoms, gold, "question", universe))
+        stats["questions"] += 1
+    return out, stats
+
+
+def _key(text: str) -> str:
+    """An atom's spelling compared case- and space-insensitively (as the atoms phase merges)."""
+    return " ".join(text.split()).casefold()

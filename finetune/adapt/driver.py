@@ -112,6 +112,11 @@ def adapt(
     queries_path = Path(queries) if queries is not None else None
     if queries_path is not None and not queries_path.is_file():
         raise AdaptError(f"--queries {queries_path}: no such file")
+    if queries_path is None and settings.train_queries != "composed":
+        raise AdaptError(
+            f"train-queries {settings.train_queries!r} trains on the questions: pass "
+            f"--queries LOG.jsonl (or train-queries 'composed')"
+        )
     teacher = _make_verifier(verifier, settings, dict(teacher_options or {}))
     fingerprint = {
         "index_manifest_sha256": _sha256(manifest),
@@ -197,17 +202,11 @@ def adapt(
         return _result(folder, state)
 
     # 3. composed sets -------------------------------------------------------------------
-    from .composed import compose_queries, verdicts_from_labels
+    from .composed import verdicts_from_labels
     from .training import train_biencoder, train_cross_encoder, training_set, write_training_files
 
     verdicts = verdicts_from_labels(labels, settings.yes_threshold)
-    composed, stats = compose_queries(
-        verdicts,
-        max_queries=settings.max_composed,
-        min_size=settings.min_set_size,
-        max_size=settings.max_set_size,
-        seed=settings.seed,
-    )
+    composed, stats = _training_queries(verdicts, queries_path, settings)
     if not state.done("composed"):
         start = time.perf_counter()
         if not composed:
@@ -226,7 +225,8 @@ def adapt(
     if not state.done("model"):
         start = time.perf_counter()
         base = settings.base or retriever.dense.encoder.name
-        train_biencoder(folder, training_set(docs, labels, composed), settings, base)
+        ts = training_set(docs, labels, composed, hard_negatives=settings.hard_negatives)
+        train_biencoder(folder, ts, settings, base)
         state.finish("model", time.perf_counter() - start, base=base)
     if stop_after == "model":
         return _result(folder, state)
@@ -276,6 +276,38 @@ def adapt(
     atomic_write_text(folder / "README.md", render_card(fingerprint, phases, dev=dev))
     state.finish("card", time.perf_counter() - start, dev=dev or None)
     return _result(folder, state)
+
+
+def _training_queries(
+    verdicts: Any, queries_path: Path | None, settings: AdaptSettings
+) -> tuple[list[Any], dict[str, Any]]:
+    """The bi-encoder's training queries (``settings.train_queries``) and their counts:
+    the user's questions first, then composed queries up to ``max_composed`` in all."""
+    from .atoms import read_queries
+    from .composed import compose_queries, question_queries
+
+    out: list[Any] = []
+    stats: dict[str, Any] = {}
+    if settings.train_queries in ("questions", "both") and queries_path is not None:
+        out, stats = question_queries(
+            read_queries(queries_path)[: settings.max_composed],
+            verdicts,
+            min_size=settings.min_set_size,
+            max_size=settings.max_set_size,
+        )
+        stats = {"from_questions": stats}
+    if settings.train_queries in ("composed", "both") and len(out) < settings.max_composed:
+        composed, composed_stats = compose_queries(
+            verdicts,
+            max_queries=settings.max_composed - len(out),
+            min_size=settings.min_set_size,
+            max_size=settings.max_set_size,
+            seed=settings.seed,
+        )
+        out += composed
+        stats.update(composed_stats)
+    stats["queries"] = len(out)
+    return out, stats
 
 
 def _result(folder: Path, state: RunState) -> AdaptResult:

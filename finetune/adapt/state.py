@@ -32,6 +32,10 @@ class AdaptError(LogicRagError, ValueError):
     """Bad settings, a folder of another run, or inputs that give nothing to train on."""
 
 
+TRAIN_QUERIES = ("composed", "questions", "both")
+"""What the bi-encoder trains on (see :class:`AdaptSettings`)."""
+
+
 @dataclass
 class AdaptSettings:
     """What an ``adapt`` run does; every field is part of the run's fingerprint.
@@ -47,7 +51,13 @@ class AdaptSettings:
     ``categories_per_page`` short categories for each; names whose embeddings have cosine
     >= ``merge_threshold`` are merged into one atom.
 
-    Training: ``loss`` (``supcon`` or ``logicol``) on the composed sets via the existing
+    Training queries (``train_queries``): ``composed`` (atoms combined by set algebra),
+    ``questions`` (the user's own questions, each with the set its logic gives over the
+    verdicts; needs queries) or ``both``. ``hard_negatives`` adds, for each training query,
+    the judged pages outside its set as explicit negatives (the teacher's "no"), beside the
+    batch's other positives.
+
+    Training: ``loss`` (``supcon`` or ``logicol``) on those sets via the existing
     recipe, ``base`` (default: the index's own model), ``query_only`` to keep the index
     valid; the cross-encoder verifier starts from ``verifier_base``.
     """
@@ -64,6 +74,8 @@ class AdaptSettings:
     max_composed: int = 2000
     min_set_size: int = 1
     max_set_size: int = 200
+    train_queries: str = "composed"
+    hard_negatives: bool = False
     loss: str = "supcon"
     base: str | None = None
     query_only: bool = False
@@ -103,6 +115,10 @@ class AdaptSettings:
             raise AdaptError("max-set-size must be >= min-set-size")
         if self.max_chars < 50:
             raise AdaptError("max-chars must be >= 50")
+        if self.train_queries not in TRAIN_QUERIES:
+            raise AdaptError(
+                f"train-queries {self.train_queries!r}: choose one of {', '.join(TRAIN_QUERIES)}"
+            )
         if self.loss not in ("supcon", "logicol"):
             raise AdaptError(f"loss {self.loss!r}: choose supcon or logicol")
         if (self.epochs <= 0 and self.max_steps <= 0) or (

@@ -62,12 +62,18 @@ def write_training_files(
 
 
 def training_set(
-    documents: Sequence[Any], labels: Sequence[dict[str, Any]], queries: Sequence[ComposedQuery]
+    documents: Sequence[Any],
+    labels: Sequence[dict[str, Any]],
+    queries: Sequence[ComposedQuery],
+    *,
+    hard_negatives: bool = False,
 ) -> Any:
     """The composed queries as a ``TrainingSet`` over the labelled pages.
 
     Queries built from the same atoms share a logical group (LogiCoL's batches keep groups
     together; its subset / exclusion terms act inside a group); single atoms are ungrouped.
+    With ``hard_negatives`` each query's judged pages outside its set are its known
+    negatives (:attr:`ComposedQuery.universe` minus the set).
     """
     from logic_rag.finetune.data import TrainingSet, TrainQuery
     from logic_rag.finetune.data.examples import compute_distractors
@@ -92,6 +98,7 @@ def training_set(
                 logical_query=q.logic,
                 template=to_template(q.logic),
                 distractors=compute_distractors(q.logic, q.gold, sets),
+                hard_negatives=tuple(sorted(q.universe - q.gold)) if hard_negatives else (),
             )
         )
     return TrainingSet(out, pages)
@@ -119,6 +126,9 @@ def train_biencoder(
         lr=settings.lr,
         max_seq_length=settings.max_seq_length,
         query_only=settings.query_only,
+        # The known negatives come with the training set; nothing is mined.
+        hard_negatives=settings.hard_negatives,
+        mined_negatives=0,
         seed=settings.seed,
     )
     return train_contrastive(args, training_set=ts)

@@ -118,3 +118,35 @@ def test_teacher_options_reach_the_generator():
     teacher = _make_verifier("llm:smollm2-135m", AdaptSettings(max_chars=300), {"batch_size": 4})
     generator = teacher._generator()  # built, not loaded: no weights are read here
     assert generator.batch_size == 4 and teacher.max_chars == 300
+
+
+def test_training_on_questions_without_questions_is_refused_before_any_work(
+    tiny_index, tmp_path, capsys
+):
+    index, _ = tiny_index
+    out = tmp_path / "run"
+    code = main(["adapt", str(index), "--out", str(out), "--train-queries", "questions"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "logic-rag adapt: error: train-queries 'questions' trains on the questions: pass "
+        "--queries LOG.jsonl (or train-queries 'composed')"
+    ]
+    assert not out.exists()
+
+
+def test_cli_trains_on_the_questions_with_their_known_negatives(tiny_index, tmp_path, capsys):
+    """The recipe flags reach the run: its fingerprint records them and the composed phase
+    counts the questions it kept."""
+    index, queries = tiny_index
+    out = tmp_path / "run"
+    argv = ["adapt", str(index), "--out", str(out), "--queries", str(queries)]
+    argv += ["--verifier", "embedding", "--max-pairs", "40", "--quiet"]
+    argv += ["--train-queries", "both", "--hard-negatives", "--stop-after", "composed"]
+    assert main(argv) == 0
+    state = json.loads((out / "state.json").read_text())
+    settings = state["fingerprint"]["settings"]
+    assert settings["train_queries"] == "both" and settings["hard_negatives"] is True
+    composed = state["phases"]["composed"]
+    kept = composed["from_questions"]["questions"]
+    assert kept >= 1 and composed["queries"] >= kept

@@ -10,6 +10,7 @@ from logic_rag.finetune.adapt.composed import (
     EXCLUSION_PHRASES,
     compose_queries,
     judged_universe,
+    question_queries,
     reads_back,
     render_text,
     verdicts_from_labels,
@@ -122,3 +123,65 @@ def test_exclusion_phrasings_render_and_read_back():
     for phrasing in ("quest", *EXCLUSION_PHRASES):
         text = render_text("_ that are not _", ["Novels set in Paris", "French novels"], phrasing)
         assert reads_back(text, logic, RuleDecomposer()), text
+
+
+QUESTIONS = [
+    "Italian crime films that are also 1990s films",
+    "Novels set in Paris but not French novels",
+    "Orchids of Malaysia or Birds of Guadeloupe",
+    "Films shot in Rome",
+    "Italian crime films that are also Films shot in Rome but not 1990s films",
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_question_sets_equal_brute_force_over_the_judged_pages(seed):
+    """Each question's set is what its own logic gives, page by page, over the pages judged
+    for all its atoms; every other judged page is a known negative (``universe``)."""
+    rows = _random_labels(seed)
+    verdicts = verdicts_from_labels(rows, 0.6)
+    queries, stats = question_queries(QUESTIONS, verdicts, min_size=0)
+    assert stats == {"questions": len(QUESTIONS), "unlabelled": 0, "dropped_size": 0}
+    decomposer = RuleDecomposer()
+    for text, q in zip(QUESTIONS, queries, strict=True):
+        assert q.text == text and q.shape == "Q"
+        assert q.logic == decomposer.decompose(text).query
+        assert q.gold == _brute_force(q.logic, rows, 0.6), text
+        assert q.universe == judged_universe(verdicts, q.atoms)
+        assert q.gold <= q.universe
+
+
+def test_questions_with_an_unlabelled_atom_or_an_empty_set_are_dropped_and_counted():
+    rows = [
+        {"atom": "Italian crime films", "doc": "page 0", "score": 0.9},
+        {"atom": "1990s films", "doc": "page 0", "score": 0.1},
+    ]
+    verdicts = verdicts_from_labels(rows, 0.5)
+    queries, stats = question_queries(
+        [
+            "Italian crime films that are also 1990s films",  # empty set
+            "italian  CRIME films",  # the atom's spelling, case and spaces aside
+            "Novels set in Paris",  # never labelled
+        ],
+        verdicts,
+    )
+    assert [q.text for q in queries] == ["italian  CRIME films"]
+    assert queries[0].atoms == ("Italian crime films",)
+    assert stats == {"questions": 1, "unlabelled": 1, "dropped_size": 1}
+
+
+def test_training_set_hard_negatives_are_the_judged_non_members():
+    from logic_rag.corpus import Document
+    from logic_rag.finetune.adapt.training import training_set
+
+    rows = _random_labels(5, docs=12)
+    docs = [Document(id=f"page {d}", text=f"text {d}") for d in range(12)]
+    verdicts = verdicts_from_labels(rows, 0.5)
+    queries, _ = question_queries(QUESTIONS, verdicts, min_size=1)
+    assert queries
+    plain = training_set(docs, rows, queries)
+    assert all(q.hard_negatives == () for q in plain.queries)
+    ts = training_set(docs, rows, queries, hard_negatives=True)
+    for q, composed in zip(ts.queries, queries, strict=True):
+        assert set(q.hard_negatives) == composed.universe - composed.gold
+        assert not set(q.hard_negatives) & set(q.gold)
