@@ -424,7 +424,7 @@ def _stage_recall(cfg: dict[str, Any]) -> dict[str, Any]:
     for dtype in ("float16", "int8"):
         vectors = np.asarray(p32.vectors)
         passages = PassageVectors.from_vectors(vectors, p32.offsets, dtype=dtype)
-        other = LogicRetriever(base.dense, passages=passages, config=base.config)
+        other = LogicRetriever(base.dense, passages=passages)  # base: default settings
         row: dict[str, Any] = {
             "bytes": int(passages.vectors.nbytes)
             + (0 if passages.scales is None else int(passages.scales.nbytes))

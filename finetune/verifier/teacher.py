@@ -87,8 +87,8 @@ def teacher_pairs(
 ) -> list[tuple[str, list[int]]]:
     """``(atom, candidate rows)`` for each atom of each query, as ``verify`` sees them.
 
-    Candidate depths default to the retriever's ``LogicConfig`` (``candidates``,
-    ``verify_atom_candidates``). ``atoms="positive"`` leaves out the negated atoms; the
+    Candidate depths default to the retriever's ``verify`` settings (``candidates``,
+    ``atom_candidates``). ``atoms="positive"`` leaves out the negated atoms; the
     verdicts on them still teach what lies outside an atom.
     """
     from logic_rag.candidates.atoms import AtomCandidates
@@ -97,9 +97,7 @@ def teacher_pairs(
     from logic_rag.pipeline.state import QueryState, SearchBatch
     from logic_rag.query.algebra import positive_atoms
 
-    cfg = retriever.config
-    depth = cfg.candidates if candidates is None else candidates
-    per_atom = cfg.verify_atom_candidates if atom_candidates is None else atom_candidates
+    depth, per_atom = _verify_depths(retriever, candidates, atom_candidates)
     stage = DenseCandidates(depth)
     if per_atom:
         stage = stage >> AtomCandidates(per_atom)
@@ -113,6 +111,20 @@ def teacher_pairs(
         for atom in dict.fromkeys(chosen):
             out.append((atom.text, rows))
     return out
+
+
+def _verify_depths(
+    retriever: Any, candidates: int | None, atom_candidates: int | None
+) -> tuple[int, int]:
+    """The whole-query and per-atom candidate depths: the given ones, else those of the
+    retriever's ``verify`` settings. Read through ``settings_for`` (not the deprecated
+    ``config``), which holds settings given explicitly; ``config`` would give the
+    defaults for them."""
+    verify = retriever.settings_for("verify")
+    return (
+        verify.candidates if candidates is None else candidates,
+        verify.atom_candidates if atom_candidates is None else atom_candidates,
+    )
 
 
 def _documents_digest(resources: Any) -> str:
@@ -171,13 +183,8 @@ def score_teacher_pairs(
     queries = [str(r.get("query", "")) for r in records]
     if not queries or not all(q.strip() for q in queries):
         raise TeacherError("every training record needs a non-empty 'query'")
-    cfg = retriever.config
-    depths = {
-        "candidates": cfg.candidates if candidates is None else candidates,
-        "atom_candidates": cfg.verify_atom_candidates
-        if atom_candidates is None
-        else atom_candidates,
-    }
+    depth, per_atom = _verify_depths(retriever, candidates, atom_candidates)
+    depths = {"candidates": depth, "atom_candidates": per_atom}
     meta = {
         "queries": hashlib.sha256("\n".join(queries).encode("utf-8")).hexdigest(),
         "documents": _documents_digest(retriever.resources),

@@ -130,6 +130,17 @@ def test_pairs_are_each_positive_atom_against_the_brute_force_candidates(
     assert negated in {a for a, _ in expected["all"]} - {a for a, _ in expected["positive"]}
 
 
+def test_depths_default_to_the_retrievers_explicit_verify_settings(small_logic_retriever):
+    """Settings given to the retriever set the depths (the deprecated ``config`` gave the
+    defaults for them)."""
+    from logic_rag.strategy_settings import VerifySettings
+
+    lr = small_logic_retriever.with_settings(VerifySettings(candidates=5, atom_candidates=3))
+    explicit = teacher_pairs(small_logic_retriever, QUERIES, candidates=5, atom_candidates=3)
+    assert teacher_pairs(lr, QUERIES) == explicit
+    assert teacher_pairs(small_logic_retriever, QUERIES) != explicit  # the defaults differ
+
+
 def test_scores_every_pair_once_and_resumes_after_an_interruption(small_logic_retriever, tmp_path):
     lr = small_logic_retriever
     out = tmp_path / "teacher.jsonl"
