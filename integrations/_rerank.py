@@ -3,7 +3,8 @@
 :class:`CandidateReranker` takes a query and the candidate texts another retriever
 returned, and runs strategy ``strategy`` of :mod:`logic_rag.strategies` with its settings
 (:mod:`logic_rag.strategy_settings`) over an in-memory index that holds only those
-candidates. :func:`~logic_rag.strategies.pipeline_over_candidates` builds the strategy's
+candidates' vectors (:class:`~logic_rag.index.exact.ExactIndex`: no FAISS index per call;
+the few searches a strategy still runs over them are one exact matrix product). :func:`~logic_rag.strategies.pipeline_over_candidates` builds the strategy's
 own pipeline and puts the candidates (with their incoming scores) where its query-side
 candidate sources stood, so every knob (``positive_prior``, ``verifier``,
 ``verifier_weight``, ``verifier_top``, ``tnorm`` …) means in a reranker what it means in
@@ -304,6 +305,7 @@ class CandidateReranker:
         k: int,
     ) -> list[Reranked]:
         from logic_rag.corpus import Document
+        from logic_rag.index.exact import ExactIndex
         from logic_rag.logic_retriever import LogicRetriever
         from logic_rag.query.algebra import Atom
         from logic_rag.retriever import Retriever
@@ -320,8 +322,10 @@ class CandidateReranker:
             for i, text in enumerate(texts)
         ]
         vectors, passages = self.cache.vectors(self.encoder, docs, passages=self.passages)
+        # The candidates' vectors as they are, searched by one exact matrix product where
+        # a stage still searches (orthogonal, backfill): no FAISS index per call.
         engine = LogicRetriever(
-            Retriever.from_embeddings(self.encoder, vectors, docs),
+            Retriever(self.encoder, ExactIndex(vectors), docs),
             passages=passages,
             decomposer=self.decomposer,
             strategy=self.pipeline(scores),

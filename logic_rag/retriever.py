@@ -28,6 +28,7 @@ from logic_rag.corpus import (
 )
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import CorpusFormatError, IndexCorruptError, IndexMismatchError
+from logic_rag.index.exact import ExactIndex
 from logic_rag.index.faiss_index import DenseIndex, IndexKind
 from logic_rag.index.snapshot import IndexSnapshot, open_snapshot
 from logic_rag.index.store import write_folder
@@ -92,8 +93,14 @@ class Retriever:
     """
 
     def __init__(
-        self, encoder: DenseEncoder, index: DenseIndex, documents: Sequence[Document]
+        self,
+        encoder: DenseEncoder,
+        index: DenseIndex | ExactIndex,
+        documents: Sequence[Document],
     ) -> None:
+        """``index``: a FAISS :class:`DenseIndex` (or a Milvus one), or an in-memory
+        :class:`~logic_rag.index.exact.ExactIndex` for vectors that live for one call (a
+        reranker's candidates; it is not saved)."""
         if index.ntotal != len(documents):
             raise IndexMismatchError(
                 f"the index holds {index.ntotal} vectors but {len(documents)} documents were given"
@@ -184,6 +191,11 @@ class Retriever:
         ``extra_files`` / ``extra_manifest`` let wrappers (the logical retriever's sparse
         index) store more files under the same manifest and checksums.
         """
+        if isinstance(self.index, ExactIndex):
+            raise TypeError(
+                "an in-memory ExactIndex (a reranker's candidates) is not saved; build the "
+                "index with Retriever.build or Retriever.from_embeddings to save it"
+            )
         manifest = {
             **dense_manifest(
                 self.encoder,

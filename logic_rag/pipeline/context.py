@@ -1,7 +1,8 @@
 """The indexes a pipeline searches, and batched, memoised access to them.
 
 Stages are small configuration objects; the heavy resources (documents, the dense
-encoder and FAISS index, sentence vectors, the SPLADE and BM25 indexes) live in one
+encoder and vector index (FAISS, Milvus, or a reranker's in-memory
+:class:`~logic_rag.index.exact.ExactIndex`), sentence vectors, the SPLADE and BM25 indexes) live in one
 :class:`SearchContext` per ``search_batch`` call. It encodes every query-side text of the
 batch in one encoder call and searches them in one index call: stages first declare the
 texts and depths they will need (:meth:`want`), then read the results (:meth:`search`,

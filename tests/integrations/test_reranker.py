@@ -143,6 +143,24 @@ def test_second_verifier_checks_positive_atoms_and_decides(minilm):
     assert all("fruits" in TEXTS[r.position] for r in ranked)
 
 
+@pytest.mark.parametrize("strategy", ["verify", "orthogonal"])
+def test_a_call_builds_no_faiss_index(minilm, monkeypatch, strategy):
+    """The candidates' vectors are searched in memory (orthogonal searches them)."""
+    from logic_rag.index import faiss_index
+    from logic_rag.integrations._rerank import CandidateReranker
+
+    reranker = CandidateReranker(minilm, strategy=strategy)
+    want = [r.position for r in reranker.rerank(NEGATION, TEXTS)]
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the reranker built a FAISS index")
+
+    monkeypatch.setattr(faiss_index.DenseIndex, "__init__", refuse)
+    monkeypatch.setattr(faiss_index, "_faiss", refuse)
+    assert [r.position for r in reranker.rerank(NEGATION, TEXTS)] == want
+    assert sorted(want) == list(range(len(TEXTS)))
+
+
 def test_options_and_errors(core, minilm):
     from logic_rag.integrations._rerank import CandidateReranker
 
