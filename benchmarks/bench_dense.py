@@ -2,13 +2,13 @@
 
 Both sides run in the same process on the same texts, batch size and threads:
 
-* indexing throughput (documents/s): logic-rag's ``Retriever.build(docs, model=encoder)``
+* indexing throughput (documents/s): logic-rag's ``DenseRetriever.build(docs, model=encoder)``
   against ``SentenceTransformer.encode(texts, batch_size=64, normalize_embeddings=True)``
   + ``IndexFlatIP.add``. The encoded documents are cut into chunks whose edges include
   every measured size; chunks alternate which side goes first, so CPU noise from other
   processes falls on both sides alike. Throughput at size ``n`` is ``n`` over the summed
   time of the chunks below ``n``.
-* query latency (p50, p95): ``Retriever.search(q, k=10)`` against
+* query latency (p50, p95): ``DenseRetriever.search(q, k=10)`` against
   ``encode([q]) + index.search(v, 10)``, one query at a time, the two sides alternating
   per query. Sizes above ``encode_max`` hold the encoded documents plus noisy copies of
   them (see :func:`benchmarks.common.fill_vectors`): a flat search costs the same
@@ -82,7 +82,7 @@ def run(
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.index.faiss_index import DenseIndex
     from logic_rag.models import resolve_model
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     say = _quiet(log)
     sizes = sorted({int(s) for s in sizes})
@@ -117,7 +117,7 @@ def run(
 
     # Warm both sides up (model load, first-call allocations) before any timing.
     warm = texts[: min(batch_size, n_encode)]
-    Retriever.build(docs[: len(warm)], model=encoder, show_progress_bar=False)
+    DenseRetriever.build(docs[: len(warm)], model=encoder, show_progress_bar=False)
     raw_encode(warm)
 
     # ---------------------------------------------------------------- throughput
@@ -136,7 +136,7 @@ def run(
                 index.add(emb)
                 elapsed = time.perf_counter() - start
             else:
-                built = Retriever.build(docs[lo:hi], model=encoder, show_progress_bar=False)
+                built = DenseRetriever.build(docs[lo:hi], model=encoder, show_progress_bar=False)
                 elapsed = time.perf_counter() - start
                 emb = built.index.vectors().copy()
             seconds[side].append(elapsed)
@@ -172,7 +172,7 @@ def run(
         }
         dense = DenseIndex(filled["logic_rag"].shape[1], "flat")
         dense.add(filled["logic_rag"])
-        retriever = Retriever(encoder, dense, docs[:n])
+        retriever = DenseRetriever(encoder, dense, docs[:n])
         index = faiss.IndexFlatIP(filled["raw"].shape[1])
         index.add(filled["raw"])
         del filled

@@ -80,7 +80,7 @@ def run(
     from logic_rag.index.faiss_index import DenseIndex
     from logic_rag.index.passages import PassageVectors, split_sentences
     from logic_rag.logic_retriever import STRATEGIES, LogicRetriever
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     say = log if log is not None else (lambda _msg: None)
     if size < 1 or sample < 1:
@@ -120,7 +120,7 @@ def run(
     index.add(doc_vectors)
     del doc_vectors
     retriever = LogicRetriever(
-        Retriever(encoder, index, docs),
+        DenseRetriever(encoder, index, docs),
         passages=PassageVectors(passage_vectors, passage_offsets),
     )
 

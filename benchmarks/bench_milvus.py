@@ -88,7 +88,7 @@ def run(
     from logic_rag.index.faiss_index import DenseIndex
     from logic_rag.index.passages import PassageVectors, split_sentences
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     say = log if log is not None else (lambda _msg: None)
     if size < 1 or sample < 1:
@@ -116,7 +116,8 @@ def run(
     index.add(doc_vectors)
     del doc_vectors
     faiss_side = LogicRetriever(
-        Retriever(encoder, index, docs), passages=PassageVectors(passage_vectors, passage_offsets)
+        DenseRetriever(encoder, index, docs),
+        passages=PassageVectors(passage_vectors, passage_offsets),
     )
 
     with tempfile.TemporaryDirectory(prefix="bench-milvus-") as tmp:

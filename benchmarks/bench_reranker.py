@@ -42,7 +42,7 @@ def run(
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.integrations._embedding_cache import CandidateEmbeddingCache
     from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     say = log if log is not None else (lambda _msg: None)
     if min(pool, n_queries, candidates, rounds) < 1:
@@ -51,7 +51,7 @@ def run(
     queries = three_atom_queries(n_queries, seed)
     encoder = DenseEncoder(model, device=device)
     say(f"reranker: dense top-{candidates} of {n_queries} queries over {pool} pages")
-    retriever = Retriever.build(docs, model=encoder, show_progress_bar=False)
+    retriever = DenseRetriever.build(docs, model=encoder, show_progress_bar=False)
     by_id = {d.id: d for d in docs}
     asked = [
         [by_id[h.id] for h in hits]

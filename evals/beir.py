@@ -58,9 +58,9 @@ def evaluate_beir(
         return {str(m): float(scores[m]) for m in parsed}
 
     if not strategies:
-        from logic_rag.retriever import Retriever
+        from logic_rag.retriever import DenseRetriever
 
-        retriever = Retriever.build(data.corpus, model=model)
+        retriever = DenseRetriever.build(data.corpus, model=model)
         name, metrics = retriever.encoder.name, score(retriever.search_batch(texts, k=depth))
         by_strategy = None
     else:

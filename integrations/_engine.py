@@ -59,7 +59,7 @@ LOGIC_METADATA_KEYS = ("rank", "score", "constraints", "constraint_scores", "dec
 
 @runtime_checkable
 class SearchEngine(Protocol):
-    """Anything the adapters can wrap: :class:`logic_rag.retriever.Retriever`,
+    """Anything the adapters can wrap: :class:`logic_rag.retriever.DenseRetriever`,
     :class:`logic_rag.logic_retriever.LogicRetriever`, or your own."""
 
     def search(self, query: str, k: int = ...) -> list[Hit]: ...

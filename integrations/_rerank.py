@@ -308,7 +308,7 @@ class CandidateReranker:
         from logic_rag.index.exact import ExactIndex
         from logic_rag.logic_retriever import LogicRetriever
         from logic_rag.query.algebra import Atom
-        from logic_rag.retriever import Retriever
+        from logic_rag.retriever import DenseRetriever
         from logic_rag.strategies import STRATEGIES
 
         # Each candidate's id is its position in the input, so a hit names its candidate
@@ -325,7 +325,7 @@ class CandidateReranker:
         # The candidates' vectors as they are, searched by one exact matrix product where
         # a stage still searches (orthogonal, backfill): no FAISS index per call.
         engine = LogicRetriever(
-            Retriever(self.encoder, ExactIndex(vectors), docs),
+            DenseRetriever(self.encoder, ExactIndex(vectors), docs),
             passages=passages,
             decomposer=self.decomposer,
             strategy=self.pipeline(scores),

@@ -115,7 +115,7 @@ class LogicLangChainRetriever(BaseRetriever):
 
     Attributes:
         engine: anything with ``search(query, k)`` / ``search_batch(queries, k)``
-            returning logic-rag hits (``logic_rag.LogicRetriever``, ``logic_rag.Retriever``).
+            returning logic-rag hits (``logic_rag.LogicRetriever``, ``logic_rag.DenseRetriever``).
         k: results per query; ``invoke(query, k=...)`` overrides it per call.
         strategy: passed to the engine's ``search`` (``None``: the engine's default).
     """

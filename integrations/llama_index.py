@@ -149,7 +149,7 @@ class LogicLlamaIndexRetriever(BaseRetriever):
 
     Args:
         engine: anything with ``search(query, k)`` / ``search_batch(queries, k)`` returning
-            logic-rag hits (``logic_rag.LogicRetriever``, ``logic_rag.Retriever``).
+            logic-rag hits (``logic_rag.LogicRetriever``, ``logic_rag.DenseRetriever``).
         similarity_top_k: results per query.
         strategy: a strategy name passed to the engine's ``search`` (``None``: the
             engine's default; only logic-aware engines accept one).

@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "VerifySettings": "strategy_settings",
     "QualitySettings": "strategy_settings",
     "LLMRerankSettings": "strategy_settings",
-    "Retriever": "retriever",
+    "DenseRetriever": "retriever",
     "Hit": "retriever",
     # engine parts
     "DenseEncoder": "encoders.dense",
@@ -119,7 +119,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.query.decompose import Decomposition
     from logic_rag.query.llm import LLMDecomposer
     from logic_rag.query.rules import RuleDecomposer
-    from logic_rag.retriever import Hit, Retriever
+    from logic_rag.retriever import DenseRetriever, Hit
     from logic_rag.strategies import STRATEGIES, LogicConfig, Strategy
     from logic_rag.strategy_settings import (
         EvidenceSettings,
@@ -145,4 +145,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.verifiers.whole_query import WholeQueryVerify
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+#: Names renamed since the last release: old name -> module that resolves it (and warns).
+_RENAMED = {"Retriever": "retriever"}
+
+_lazy_getattr, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """The lazy exports and, for one release, the renamed names (they warn, and are not
+    cached here, so that every use is told; they are not in ``__all__``)."""
+    if name in _RENAMED:
+        import importlib
+
+        module = importlib.import_module(f".{_RENAMED[name]}", __name__)
+        return module.renamed(name, __name__)
+    return _lazy_getattr(name)

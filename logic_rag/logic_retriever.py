@@ -61,7 +61,7 @@ from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
 from logic_rag.query.algebra import Atom, LogicalQuery, render, to_json
 from logic_rag.query.decompose import Decomposer, Decomposition
 from logic_rag.query.rules import RuleDecomposer
-from logic_rag.retriever import Hit, Retriever, check_k, make_hits
+from logic_rag.retriever import DenseRetriever, Hit, check_k, make_hits
 from logic_rag.strategies import (
     DENSE_STRATEGIES,
     STRATEGIES,
@@ -126,7 +126,7 @@ def _build_with(
     index_options: dict[str, Any],
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
     sentence_dtype: SentenceDtype = DEFAULT_SENTENCE_DTYPE,
-) -> tuple[Retriever, PassageVectors | None]:
+) -> tuple[DenseRetriever, PassageVectors | None]:
     """Dense index and sentence vectors from one Ray pass over documents then sentences.
 
     One pass (not two) because each pass starts a pool of actors that load the model.
@@ -144,7 +144,7 @@ def _build_with(
         encoder, itertools.chain(texts, sentences), total=len(texts) + len(sentences)
     )
     del texts, sentences
-    dense = Retriever.from_embeddings(
+    dense = DenseRetriever.from_embeddings(
         encoder, vectors[: len(docs)], docs, index=index, **index_options
     )
     dense.text_budget = budget
@@ -168,7 +168,7 @@ class LogicRetriever:
 
     def __init__(
         self,
-        dense: Retriever,
+        dense: DenseRetriever,
         *,
         passages: PassageVectors | MilvusPassages | None = None,
         sparse: Any | None = None,
@@ -326,7 +326,7 @@ class LogicRetriever:
                 sentence_dtype,
             )
         else:
-            dense = Retriever.build(
+            dense = DenseRetriever.build(
                 docs,
                 model=model,
                 index=index,
@@ -403,7 +403,7 @@ class LogicRetriever:
         index, passages = milvus.open(
             {k: stored[k] for k in ("build_id", "document_count", "sentence_count", "model")}
         )
-        moved = Retriever(encoder, index, self.documents)
+        moved = DenseRetriever(encoder, index, self.documents)
         moved.text_budget = self.dense.text_budget  # the manifest still reports the cut
         return self._clone(moved, passages)
 
@@ -439,7 +439,7 @@ class LogicRetriever:
         # One opened version of the folder for every part (dense, passages, SPLADE), so a
         # concurrent save can never mix two indexes (see logic_rag.index.snapshot).
         with open_snapshot(path, verify=verify) as snapshot:
-            dense, manifest = Retriever.load_snapshot(
+            dense, manifest = DenseRetriever.load_snapshot(
                 snapshot,
                 model=model,
                 allow_model_mismatch=allow_model_mismatch,
@@ -469,7 +469,7 @@ class LogicRetriever:
         )
 
     @classmethod
-    def _made(cls, dense: Retriever, *, config: LogicConfig | None, **kwargs: Any) -> Any:
+    def _made(cls, dense: DenseRetriever, *, config: LogicConfig | None, **kwargs: Any) -> Any:
         """``cls(...)`` for the library's own calls: a config passed on warns once, where
         the caller gave it, not again here."""
         made = cls(dense, **kwargs)
@@ -477,7 +477,7 @@ class LogicRetriever:
         return made
 
     def _clone(
-        self, dense: Retriever | None = None, passages: Any = None, **changes: Any
+        self, dense: DenseRetriever | None = None, passages: Any = None, **changes: Any
     ) -> LogicRetriever:
         """A retriever like this one (``changes``: ``_config``, ``_settings``,
         ``_stage_settings``), over other indexes when ``dense`` is given."""

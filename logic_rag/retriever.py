@@ -1,15 +1,21 @@
 """The dense retrieval engine: encoder + FAISS index + documents -> ranked hits.
 
-``Retriever.build`` embeds a corpus and indexes it; ``save`` writes a checksummed index
-folder; ``Retriever.load`` verifies the folder and that the query encoder is the one the
-index was built with (same weights hash and dimension), then ``search`` returns
+``DenseRetriever.build`` embeds a corpus and indexes it; ``save`` writes a checksummed
+index folder; ``DenseRetriever.load`` verifies the folder and that the query encoder is the
+one the index was built with (same weights hash and dimension), then ``search`` returns
 :class:`Hit` objects.
+
+Named by its role: the dense-only retriever that :class:`~logic_rag.LogicRetriever` builds
+on (``LogicRetriever.dense``); ``DenseIndex`` is the FAISS wrapper it holds. It was called
+``Retriever`` until 0.1: that name still resolves here and in ``logic_rag`` for one release
+and warns (DeprecationWarning).
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +39,7 @@ from logic_rag.index.faiss_index import DenseIndex, IndexKind
 from logic_rag.index.snapshot import IndexSnapshot, open_snapshot
 from logic_rag.index.store import write_folder
 
-__all__ = ["Hit", "Retriever", "make_hits", "dense_manifest", "document_row"]
+__all__ = ["Hit", "DenseRetriever", "make_hits", "dense_manifest", "document_row"]
 
 FAISS_FILE = "index.faiss"
 DOCS_FILE = "documents.jsonl"
@@ -85,7 +91,31 @@ class Hit:
         return row
 
 
-class Retriever:
+#: Names kept for one release after a rename: old name -> new name.
+RENAMED = {"Retriever": "DenseRetriever"}
+
+
+def renamed(name: str, module: str, *, stacklevel: int = 3) -> Any:
+    """The object an old name of this module stands for, with a DeprecationWarning that
+    names the new one (``module``: where the old name was looked up)."""
+    new = RENAMED[name]
+    warnings.warn(
+        f"{module}.{name} is deprecated and goes in the next release: it is "
+        f"{module}.{new} (the dense-only retriever LogicRetriever builds on)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    return globals()[new]
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: ``Retriever`` (renamed ``DenseRetriever``) still resolves, and warns."""
+    if name in RENAMED:
+        return renamed(name, __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class DenseRetriever:
     """Dense retrieval over a corpus.
 
     Build one with :meth:`build` (or :meth:`from_file`), persist it with :meth:`save`,
@@ -125,7 +155,7 @@ class Retriever:
         show_progress_bar: bool | None = None,
         max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
         **index_options: Any,
-    ) -> Retriever:
+    ) -> DenseRetriever:
         """Embed ``documents`` with ``model`` and index them.
 
         Each document's text is cut to ``max_document_chars`` characters before it is
@@ -153,7 +183,7 @@ class Retriever:
         *,
         index: IndexKind = "flat",
         **index_options: Any,
-    ) -> Retriever:
+    ) -> DenseRetriever:
         """Index vectors computed elsewhere (e.g. by Ray actors) with ``encoder``.
 
         ``embeddings[i]`` must be ``encoder``'s document vector of ``documents[i]``; the
@@ -174,7 +204,7 @@ class Retriever:
         *,
         format: CorpusFormat = "auto",
         **kwargs: Any,
-    ) -> Retriever:
+    ) -> DenseRetriever:
         """Load a corpus file (QUEST, BEIR, JSONL or text) and :meth:`build` over it."""
         return cls.build(load_documents(path, format), **kwargs)
 
@@ -194,7 +224,7 @@ class Retriever:
         if isinstance(self.index, ExactIndex):
             raise TypeError(
                 "an in-memory ExactIndex (a reranker's candidates) is not saved; build the "
-                "index with Retriever.build or Retriever.from_embeddings to save it"
+                "index with DenseRetriever.build or DenseRetriever.from_embeddings to save it"
             )
         manifest = {
             **dense_manifest(
@@ -232,7 +262,7 @@ class Retriever:
         model: str | os.PathLike[str] | DenseEncoder | None = None,
         verify: bool = True,
         allow_model_mismatch: bool = False,
-    ) -> Retriever:
+    ) -> DenseRetriever:
         """Open an index folder.
 
         ``model`` defaults to the model recorded in the manifest. A model with other
@@ -255,7 +285,7 @@ class Retriever:
         allow_model_mismatch: bool = False,
         store_uri: str | None = None,
         store_token: str | None = None,
-    ) -> tuple[Retriever, dict[str, Any]]:
+    ) -> tuple[DenseRetriever, dict[str, Any]]:
         """:meth:`load`, also returning the verified manifest (for wrappers).
 
         For an index whose vectors live in Milvus (manifest ``store``), ``store_uri``
@@ -281,7 +311,7 @@ class Retriever:
         allow_model_mismatch: bool = False,
         store_uri: str | None = None,
         store_token: str | None = None,
-    ) -> tuple[Retriever, dict[str, Any]]:
+    ) -> tuple[DenseRetriever, dict[str, Any]]:
         """:meth:`load_with_manifest` over an opened (and verified) index snapshot, so that
         wrappers read their own files from the same version of the folder."""
         folder = snapshot.folder
@@ -369,7 +399,7 @@ def dense_manifest(
     encoder: DenseEncoder, *, dimension: int, index_kind: str, document_count: int
 ) -> dict[str, Any]:
     """The manifest entries every index folder has (model record, dimension, metric,
-    index kind, document count, documents file); shared by :meth:`Retriever.save` and the
+    index kind, document count, documents file); shared by :meth:`DenseRetriever.save` and the
     chunked builder (:mod:`logic_rag.index.streaming`), so both write the same folder."""
     return {
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

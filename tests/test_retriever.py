@@ -9,13 +9,13 @@ import pytest
 from logic_rag.encoders.dense import DenseEncoder
 from logic_rag.errors import IndexCorruptError, IndexMismatchError
 from logic_rag.index.bm25 import BM25Index
-from logic_rag.retriever import Retriever
+from logic_rag.retriever import DenseRetriever
 
 
 @pytest.fixture(scope="module")
 def built(minilm, msmarco_small):
     docs, queries, qrels = msmarco_small
-    return Retriever.build(docs, model=minilm), queries, qrels
+    return DenseRetriever.build(docs, model=minilm), queries, qrels
 
 
 def test_relevant_passages_rank_high(built):
@@ -55,7 +55,7 @@ def test_batch_equals_single(built):
 def test_save_load_round_trip(built, tmp_path):
     retriever, queries, _ = built
     retriever.save(tmp_path / "idx")
-    loaded = Retriever.load(tmp_path / "idx", model=retriever.encoder)
+    loaded = DenseRetriever.load(tmp_path / "idx", model=retriever.encoder)
     text = next(iter(queries.values()))
     assert [h.id for h in loaded.search(text, 5)] == [h.id for h in retriever.search(text, 5)]
 
@@ -67,7 +67,7 @@ def test_corrupt_faiss_file_is_detected(built, tmp_path):
     data[len(data) // 2] ^= 0xFF
     (out / "index.faiss").write_bytes(bytes(data))
     with pytest.raises(IndexCorruptError, match="index.faiss does not match the checksum"):
-        Retriever.load(out, model=retriever.encoder)
+        DenseRetriever.load(out, model=retriever.encoder)
 
 
 def test_truncated_documents_file_is_detected(built, tmp_path):
@@ -76,7 +76,7 @@ def test_truncated_documents_file_is_detected(built, tmp_path):
     lines = (out / "documents.jsonl").read_text().splitlines()
     (out / "documents.jsonl").write_text("\n".join(lines[:-1]) + "\n")
     with pytest.raises(IndexCorruptError):
-        Retriever.load(out, model=retriever.encoder)
+        DenseRetriever.load(out, model=retriever.encoder)
 
 
 def test_other_model_weights_are_refused(built, tmp_path):
@@ -86,7 +86,7 @@ def test_other_model_weights_are_refused(built, tmp_path):
     manifest["model"]["weights_sha256"] = "0" * 64
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexMismatchError, match="built with model 'minilm'"):
-        Retriever.load(out, model=retriever.encoder)
+        DenseRetriever.load(out, model=retriever.encoder)
 
 
 def test_dimension_mismatch_is_refused(built, tmp_path):
@@ -96,7 +96,7 @@ def test_dimension_mismatch_is_refused(built, tmp_path):
     manifest["dimension"] = 768
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexMismatchError, match="768-d"):
-        Retriever.load(out, model=retriever.encoder)
+        DenseRetriever.load(out, model=retriever.encoder)
 
 
 def test_dense_encoder_refuses_a_sparse_model():
@@ -113,3 +113,39 @@ def test_bm25_baseline(msmarco_small):
     assert all(scores[0][i] >= scores[0][i + 1] for i in range(9))
     with pytest.raises(ValueError, match="empty"):
         bm25.search("", 10)
+
+
+@pytest.mark.parametrize("where", ["logic_rag", "logic_rag.retriever"])
+def test_the_old_name_retriever_warns_and_is_the_same_class(where):
+    """``Retriever`` was renamed ``DenseRetriever``; the old name lives one release."""
+    import importlib
+
+    module = importlib.import_module(where)
+    with pytest.warns(
+        DeprecationWarning, match=rf"{where}\.Retriever is deprecated.*DenseRetriever"
+    ):
+        old = module.Retriever
+    assert old is DenseRetriever
+    assert "Retriever" not in getattr(module, "__all__", ())
+    with pytest.warns(DeprecationWarning):  # not cached: every use is told
+        assert module.Retriever is DenseRetriever
+
+
+def test_the_library_does_not_use_the_old_name():
+    """No module of ours names ``Retriever`` (it would warn about our own use)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for folder in ("logic_rag", "integrations", "finetune", "evals", "benchmarks"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+                if isinstance(node, ast.Name):
+                    names = [node.id]
+                elif isinstance(node, ast.Attribute):
+                    names = [node.attr]
+                if "Retriever" in names:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not found

@@ -4,7 +4,7 @@ Why: LORE's promise is that an index built with the base model keeps serving the
 query encoder (no re-indexing). :class:`~logic_rag.finetune.losses.LoreLoss` embeds
 candidates with a frozen copy of the base; this recipe saves only the query encoder and
 writes ``logic_rag_encoder.json`` naming the base's weights fingerprint, which
-:meth:`logic_rag.retriever.Retriever.load` accepts in place of an exact weights match.
+:meth:`logic_rag.retriever.DenseRetriever.load` accepts in place of an exact weights match.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 
 if TYPE_CHECKING:
     from logic_rag.index.passages import PassageVectors
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
 __all__ = ["SearchContext", "Resources"]
 
@@ -31,7 +31,7 @@ class Resources:
 
     def __init__(
         self,
-        dense: Retriever,
+        dense: DenseRetriever,
         *,
         passages: PassageVectors | None = None,
         sparse: Any | None = None,

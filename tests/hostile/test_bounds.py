@@ -147,10 +147,10 @@ def test_d03_adapters_cap_k(tiny):
 def test_d12_nan_metadata_is_written_as_null(tiny, tmp_path):
     import json
 
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     docs = [Document(id="a", text="apples", metadata={"year": float("nan"), "n": [1.0, np.inf]})]
-    retriever = Retriever.build(docs, model=tiny.dense.encoder)
+    retriever = DenseRetriever.build(docs, model=tiny.dense.encoder)
     out = retriever.save(tmp_path / "idx")
 
     def refuse(name):

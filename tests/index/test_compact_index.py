@@ -15,7 +15,7 @@ from logic_rag.errors import IndexCorruptError
 from logic_rag.evals.quest import load_quest_queries
 from logic_rag.index.passages import PassageVectors
 from logic_rag.logic_retriever import LogicRetriever
-from logic_rag.retriever import Retriever
+from logic_rag.retriever import DenseRetriever
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_approximate_document_index_returns_the_flat_top_10(
     """HNSW and IVF-PQ (with its exact float16 rescoring, saved and memory-mapped) find the
     flat index's top 10 for whole queries and for the default strategy."""
     dense = float32_world.dense
-    approx = Retriever.from_embeddings(
+    approx = DenseRetriever.from_embeddings(
         dense.encoder, dense.index.vectors(), dense.documents, index=kind
     )
     built = LogicRetriever(approx, passages=float32_world.passages)

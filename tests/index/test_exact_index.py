@@ -54,13 +54,13 @@ def test_bad_input_is_refused():
 
 def test_a_retriever_over_it_searches_but_is_not_saved(minilm, tmp_path):
     from logic_rag.corpus import Document
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     docs = [Document(id=str(i), text=t) for i, t in enumerate(["apples", "pears", "cars"])]
     vectors = minilm.encode_documents([d.text for d in docs])
-    dense = Retriever(minilm, ExactIndex(vectors), docs)
+    dense = DenseRetriever(minilm, ExactIndex(vectors), docs)
     assert [h.id for h in dense.search("a fruit", k=2)] == [
-        h.id for h in Retriever.from_embeddings(minilm, vectors, docs).search("a fruit", k=2)
+        h.id for h in DenseRetriever.from_embeddings(minilm, vectors, docs).search("a fruit", k=2)
     ]
     with pytest.raises(TypeError, match="not saved"):
         dense.save(tmp_path / "index")

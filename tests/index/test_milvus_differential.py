@@ -26,7 +26,7 @@ from logic_rag.index.milvus_local import CACHE_ENV, VECTORS_ENV  # noqa: E402
 from logic_rag.index.milvus_store import MilvusStore  # noqa: E402
 from logic_rag.index.passages import PassageVectors  # noqa: E402
 from logic_rag.logic_retriever import LogicRetriever  # noqa: E402
-from logic_rag.retriever import Retriever  # noqa: E402
+from logic_rag.retriever import DenseRetriever  # noqa: E402
 from logic_rag.strategies import DENSE_STRATEGIES  # noqa: E402
 from tests.verifier_doubles import KeywordVerifier  # noqa: E402
 
@@ -136,7 +136,8 @@ def test_float32_sentences_and_no_cache(minilm, tmp_path, monkeypatch):
     index = DenseIndex(dim)
     index.add(vectors)
     local = LogicRetriever(
-        Retriever(minilm, index, world_documents(n)), passages=PassageVectors(sentences, offsets)
+        DenseRetriever(minilm, index, world_documents(n)),
+        passages=PassageVectors(sentences, offsets),
     )
     milvus = local.to_store(f"milvus://{tmp_path}/f32.db", collection="f32")
     assert milvus.dense.index.store.cache.max_bytes == 0

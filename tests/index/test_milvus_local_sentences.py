@@ -26,7 +26,7 @@ from logic_rag.index.milvus_local import VECTORS_ENV, LocalCopy, vector_source  
 from logic_rag.index.milvus_store import MilvusStore, parse_store_uri  # noqa: E402
 from logic_rag.index.passages import PassageVectors  # noqa: E402
 from logic_rag.logic_retriever import LogicRetriever  # noqa: E402
-from logic_rag.retriever import Retriever  # noqa: E402
+from logic_rag.retriever import DenseRetriever  # noqa: E402
 
 N_DOCUMENTS = 60
 DIM = 24
@@ -86,7 +86,7 @@ def test_int8_sentences_are_copied_decoded(tmp_path, minilm):
     index = DenseIndex(dim)
     index.add(vectors)
     faiss = LogicRetriever(
-        Retriever(minilm, index, world_documents(n)),
+        DenseRetriever(minilm, index, world_documents(n)),
         passages=PassageVectors.from_vectors(sentences, offsets, dtype="int8"),
     )
     milvus = faiss.to_store(f"milvus://{tmp_path}/i8.db", collection="i8")
@@ -107,7 +107,7 @@ def test_same_top10_from_the_local_copy_and_by_primary_key(minilm, tmp_path, mon
     monkeypatch.setenv(VECTORS_ENV, "milvus")
     index, passages = MilvusStore(via_copy.dense.index.store.location).open({})
     assert passages.source == "milvus"
-    by_pk = LogicRetriever(Retriever(minilm, index, faiss.documents), passages=passages)
+    by_pk = LogicRetriever(DenseRetriever(minilm, index, faiss.documents), passages=passages)
     assert via_copy.passages.source == "local"
     queries = world_queries(6)
     for strategy in ("vanilla", "rerank", "setops", "orthogonal"):

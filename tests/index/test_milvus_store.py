@@ -26,7 +26,7 @@ from logic_rag.index.milvus_store import (  # noqa: E402
 )
 from logic_rag.index.passages import PassageVectors  # noqa: E402
 from logic_rag.logic_retriever import LogicRetriever  # noqa: E402
-from logic_rag.retriever import Retriever  # noqa: E402
+from logic_rag.retriever import DenseRetriever  # noqa: E402
 
 QUERIES = [
     "Orchids of Indonesia but not Thailand",
@@ -109,7 +109,7 @@ def test_5k_random_vectors_rank_like_faiss(minilm, tmp_path):
     index = DenseIndex(dim)
     index.add(vectors)
     local = LogicRetriever(
-        Retriever(minilm, index, docs), passages=PassageVectors(sentences, offsets)
+        DenseRetriever(minilm, index, docs), passages=PassageVectors(sentences, offsets)
     )
     milvus = local.to_store(f"milvus://{tmp_path}/big.db", collection="big")
 

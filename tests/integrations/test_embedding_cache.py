@@ -31,17 +31,17 @@ def _docs(texts):
 
 
 def test_cached_vectors_equal_a_fresh_encoding(minilm):
-    """Against the uncached path (Retriever.build + PassageVectors.build over the call's
+    """Against the uncached path (DenseRetriever.build + PassageVectors.build over the call's
     candidates), in any order, with repeats and with pages served from the cache."""
     from logic_rag.index.passages import PassageVectors
     from logic_rag.integrations._embedding_cache import CandidateEmbeddingCache
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     cache = CandidateEmbeddingCache(64)
     cache.vectors(minilm, _docs(TEXTS[:6]), passages=True)  # warm part of them
     docs = _docs([TEXTS[7], TEXTS[2], TEXTS[7], TEXTS[0], TEXTS[9], TEXTS[5]])
     dense, passages = cache.vectors(minilm, docs, passages=True)
-    want_dense = Retriever.build(docs, model=minilm, show_progress_bar=False).index
+    want_dense = DenseRetriever.build(docs, model=minilm, show_progress_bar=False).index
     want = PassageVectors.build(minilm, [d.text for d in docs], show_progress_bar=False)
     np.testing.assert_allclose(dense, want_dense.vectors(), atol=1e-5)
     assert np.array_equal(passages.offsets, want.offsets)

@@ -112,9 +112,9 @@ def test_many_candidates_put_at_most_a_quarter_above_half(core):
 
 def test_query_without_logic_keeps_the_best_input_document(core, minilm):
     from logic_rag.corpus import Document
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
-    dense = Retriever.build(
+    dense = DenseRetriever.build(
         [Document(id=str(i), text=t) for i, t in enumerate(TEXTS)], model=minilm
     )
     for query in ("citrus fruits", "fish", "red fruit", "nuts"):

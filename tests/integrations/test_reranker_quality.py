@@ -19,7 +19,7 @@ QUERY = "novels that are not science fiction novels"
 @pytest.fixture(scope="module")
 def top100(shared_data, minilm):
     from logic_rag import Document
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     path = shared_data / "quest" / "attr" / "documents.jsonl"
     if not path.is_file():
@@ -32,7 +32,7 @@ def top100(shared_data, minilm):
                 pages.append(Document(id=row["title"], title=row["title"], text=row["text"]))
             if len(pages) == 300:
                 break
-    store = Retriever.build(pages, model=minilm)
+    store = DenseRetriever.build(pages, model=minilm)
     return store.search(QUERY, k=100)
 
 

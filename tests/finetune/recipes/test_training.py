@@ -182,13 +182,13 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
     from logic_rag.corpus import load_documents
     from logic_rag.errors import IndexMismatchError
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     docs = list(load_documents(world / "documents.jsonl"))
     index_dir = tmp_path / "index"
     LogicRetriever.build(docs, model="minilm", passages=False).save(index_dir)
     # Keep the retriever alive: vectors() is a zero-copy view of FAISS memory.
-    base_retriever = Retriever.load(index_dir)
+    base_retriever = DenseRetriever.load(index_dir)
     before = base_retriever.index.vectors().copy()
 
     args = LoreArgs(
@@ -205,7 +205,7 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
     assert info["loss"]["class"] == "LoreLoss" and info["loss"]["config"]["beta"] == 3.0
     assert info["dataset"]["queries_with_distractors"] > 0
 
-    tuned = Retriever.load(index_dir, model=model_dir)  # no flag needed
+    tuned = DenseRetriever.load(index_dir, model=model_dir)  # no flag needed
     assert tuned.encoder.fingerprint != base_fp
     np.testing.assert_array_equal(tuned.index.vectors(), before)  # document vectors unchanged
     query = "frogs of Oceania that are not toads"
@@ -221,10 +221,10 @@ def test_lore_keeps_old_index_valid(world, tmp_path):
     marker = model_dir / "logic_rag_encoder.json"
     marker.write_text(json.dumps({**meta, "document_encoder": {"weights_sha256": "0" * 64}}))
     with pytest.raises(IndexMismatchError, match="rebuild the index"):
-        Retriever.load(index_dir, model=model_dir)
+        DenseRetriever.load(index_dir, model=model_dir)
     marker.unlink()
     with pytest.raises(IndexMismatchError, match="rebuild the index"):
-        Retriever.load(index_dir, model=model_dir)
+        DenseRetriever.load(index_dir, model=model_dir)
 
 
 def test_variants_flag_adds_quest_variants_of_train_atoms_only(world):
@@ -301,7 +301,7 @@ def test_record_metrics_rewrites_the_card_and_keeps_the_training_record(logicol_
 def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path, logicol_run):
     """--query-only: LogiCoL on the query side; the folder names its document encoder, an
     index built with the base serves it, and document embeddings do not change."""
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     args = ContrastiveArgs(
         train=str(world / "train.jsonl"), docs=str(world / "documents.jsonl"),
@@ -320,9 +320,9 @@ def test_query_only_contrastive_run_keeps_the_base_index_valid(world, tmp_path, 
     docs = list(load_documents(world / "documents.jsonl"))[:50]
     index_dir = tmp_path / "index"
     LogicRetriever.build(docs, model="minilm", passages=False).save(index_dir)
-    tuned = Retriever.load(index_dir, model=model_dir)
+    tuned = DenseRetriever.load(index_dir, model=model_dir)
     query = "frogs of Oceania that are not toads"
-    base = Retriever.load(index_dir)
+    base = DenseRetriever.load(index_dir)
     assert not np.allclose(
         tuned.encoder.encode_queries([query]), base.encoder.encode_queries([query]), atol=1e-4
     )
