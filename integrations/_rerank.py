@@ -106,7 +106,10 @@ def check_truth_weight(weight: object) -> float:
 
 
 def _deprecated(message: str) -> None:
-    warnings.warn(message, DeprecationWarning, stacklevel=4)
+    """A DeprecationWarning pointed at the user's line (through an adapter or not)."""
+    from logic_rag.logic_retriever import outside_stacklevel
+
+    warnings.warn(message, DeprecationWarning, stacklevel=outside_stacklevel())
 
 
 def _with_legacy(
@@ -210,7 +213,7 @@ class CandidateReranker:
         if config is not None and config != {}:
             from logic_rag.logic_retriever import deprecated_config
 
-            deprecated_config("the reranker's config=", stacklevel=3)
+            deprecated_config("the reranker's config=")
         self.settings, self.calibration = _with_legacy(
             strategy, settings_from(strategy, settings, config), calibration, verifier, truth_weight
         )

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, replace
@@ -105,15 +106,32 @@ def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
     return strategy
 
 
-def deprecated_config(where: str, *, stacklevel: int = 3) -> None:
-    """Warn that ``where`` was given a :class:`LogicConfig` (deprecated for one release)."""
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the
+    first frame outside ``logic_rag``: a deprecation names the user's line even when it
+    passed through an adapter (``LogicLlamaIndexReranker(config=...)`` -> the reranker
+    core). A warning pointed at a library line is hidden by Python's default filters."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and _in_library(str(frame.f_globals.get("__name__", ""))):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _in_library(module: str) -> bool:
+    return module == "logic_rag" or module.startswith("logic_rag.")
+
+
+def deprecated_config(where: str, *, stacklevel: int | None = None) -> None:
+    """Warn that ``where`` was given a :class:`LogicConfig` (deprecated for one release),
+    pointed at the first caller outside ``logic_rag`` unless ``stacklevel`` is given."""
     warnings.warn(
         f"{where}: LogicConfig is deprecated and goes in the next release; give the "
         f"strategy's own settings instead, e.g. strategy='verify', "
         f"settings=VerifySettings(...) (logic_rag.strategy_settings; "
         f"LogicConfig.settings_for(strategy) converts one)",
         DeprecationWarning,
-        stacklevel=stacklevel,
+        stacklevel=outside_stacklevel() if stacklevel is None else stacklevel,
     )
 
 

@@ -206,6 +206,30 @@ def test_deprecated_arguments_fold_into_the_settings(minilm):
         CandidateReranker(minilm, strategy="rerank", verifier="llm:qwen2.5-1.5b")
 
 
+def test_deprecations_name_the_callers_line_through_the_adapters(minilm):
+    """Python's default filters hide a DeprecationWarning pointed at a library line, so
+    every one points at the caller's, through an adapter or not."""
+    from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.strategies import LogicConfig
+
+    makers = [
+        lambda: CandidateReranker(minilm, config=LogicConfig()),
+        lambda: CandidateReranker(minilm, truth_weight=1.0),
+    ]
+    pytest.importorskip("llama_index.core")
+    pytest.importorskip("langchain_core")
+    from logic_rag.integrations.langchain import LogicLangChainReranker
+    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker
+
+    for cls in (LogicLlamaIndexReranker, LogicLangChainReranker):
+        makers.append(lambda cls=cls: cls(model=minilm, config=LogicConfig()))
+        makers.append(lambda cls=cls: cls(model=minilm, truth_weight=1.0))
+    for make in makers:
+        with pytest.warns(DeprecationWarning) as caught:
+            make()
+        assert {w.filename for w in caught} == {__file__}
+
+
 def test_given_candidates_scores():
     from logic_rag.candidates.given import GivenCandidates
 
