@@ -141,7 +141,7 @@ def run_against_retriever(
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.integrations.llama_index import LogicEmbedding, LogicLlamaIndexReranker
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategies import LogicConfig  # maps candidates= onto any strategy
 
     say = log if log is not None else (lambda _msg: None)
     if min(pool, n_queries, candidates, rounds) < 1:
@@ -149,11 +149,13 @@ def run_against_retriever(
     docs = world_documents(pool, seed)
     queries = three_atom_queries(n_queries, seed)
     encoder = DenseEncoder(model, device=device)
-    config = LogicConfig(candidates=candidates)
+    settings = LogicConfig(candidates=candidates).settings_for(strategy)
     say(f"reranker vs retriever: {strategy}, {candidates} of {pool} pages, {n_queries} queries")
-    retriever = LogicRetriever.build(docs, model=encoder, config=config, strategy=strategy)
+    retriever = LogicRetriever.build(docs, model=encoder, settings=settings, strategy=strategy)
     embedding = LogicEmbedding(encoder)
-    reranker = LogicLlamaIndexReranker(model=embedding, strategy=strategy, config=config, top_n=10)
+    reranker = LogicLlamaIndexReranker(
+        model=embedding, strategy=strategy, settings=settings, top_n=10
+    )
     by_id = {d.id: d for d in docs}
     node_lists = []
     for hits in retriever.dense.search_batch(queries, k=min(candidates, pool)):
