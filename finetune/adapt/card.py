@@ -36,14 +36,15 @@ def render_card(
         "gold labels were used. Products in this folder:",
         "",
         "- `model/`: the bi-encoder fine-tuned with "
-        f"{settings.get('loss', '?')} on the composed sets "
+        f"{settings.get('loss', '?')} on {_trained_on(settings)} "
         "(`logic-rag index --model DIR/model`);",
         "- `verifier/`: a cross-encoder distilled from the teacher's verdicts "
         "(`--verifier cross-encoder:DIR/verifier`);",
         "- `calibration.json`: a monotone map from the embedding verifier's p to P(the "
         "teacher says yes), for the index it was fitted on "
         "(`logic-rag search INDEX ... --verdict-calibration DIR/calibration.json`, or "
-        "`LogicConfig(verdict_calibration=...)`: the ✓ / ✗ / ? of embedding verdicts).",
+        "`LogicSettings(verdict_calibration=...)` as a strategy's `logic`: the ✓ / ✗ / ? "
+        "of embedding verdicts).",
         "",
         "## Teacher",
         "",
@@ -62,12 +63,16 @@ def render_card(
         f"{settings.get('top_k', '?')} pages plus {settings.get('random_pages', '?')} random "
         f"ones, shared within a group); {labels.get('yes', '?')} said yes "
         f"({labels.get('yes_rate', '?')}). Teacher rate in the last session: "
-        f"{labels.get('pairs_per_second', '?')} pairs/s.",
+        f"{labels.get('pairs_per_second', '?')} pairs/s over the "
+        f"{labels.get('pairs_labelled_now', '?')} pairs it labelled in "
+        f"{labels.get('teacher_seconds', '?')} s (answers from the verifier's cache or a "
+        "replay count as labelled, so a fast rate there is not the LLM's).",
         "",
         "## Composed training sets",
         "",
         f"{composed.get('queries', '?')} queries over {composed.get('pages', '?')} labelled "
-        f"pages; {composed.get('dropped_unreadable', 0)} texts dropped because the rules "
+        f"pages{_questions_kept(composed)}; {composed.get('dropped_unreadable', 0)} composed "
+        "texts dropped because the rules "
         f"decomposer would read them otherwise, {composed.get('dropped_size', 0)} for their "
         "set size.",
         "",
@@ -99,3 +104,25 @@ def render_card(
     lines += [f"{k} = {v!r}" for k, v in sorted(settings.items())]
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def _trained_on(settings: dict[str, Any]) -> str:
+    what = {
+        "composed": "the composed sets",
+        "questions": "the questions with their sets",
+        "both": "the questions and the composed sets",
+    }.get(str(settings.get("train_queries", "composed")), "?")
+    if settings.get("hard_negatives"):
+        what += " (the judged non-members as known negatives)"
+    return what
+
+
+def _questions_kept(composed: dict[str, Any]) -> str:
+    asked = composed.get("from_questions")
+    if not isinstance(asked, dict):
+        return ""
+    return (
+        f" ({asked.get('questions', '?')} of them the questions themselves; "
+        f"{asked.get('unlabelled', 0)} questions had an unlabelled atom, "
+        f"{asked.get('dropped_size', 0)} a set outside the size bounds)"
+    )

@@ -112,10 +112,10 @@ def adapt(
     queries_path = Path(queries) if queries is not None else None
     if queries_path is not None and not queries_path.is_file():
         raise AdaptError(f"--queries {queries_path}: no such file")
-    if queries_path is None and settings.train_queries != "composed":
+    if queries_path is None and settings.train_queries == "questions":
         raise AdaptError(
             f"train-queries {settings.train_queries!r} trains on the questions: pass "
-            f"--queries LOG.jsonl (or train-queries 'composed')"
+            f"--queries LOG.jsonl (or train-queries 'composed' or 'both')"
         )
     teacher = _make_verifier(verifier, settings, dict(teacher_options or {}))
     fingerprint = {

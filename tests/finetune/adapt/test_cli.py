@@ -130,7 +130,7 @@ def test_training_on_questions_without_questions_is_refused_before_any_work(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "logic-rag adapt: error: train-queries 'questions' trains on the questions: pass "
-        "--queries LOG.jsonl (or train-queries 'composed')"
+        "--queries LOG.jsonl (or train-queries 'composed' or 'both')"
     ]
     assert not out.exists()
 
