@@ -58,7 +58,7 @@ def boolq_candidates(model: str, candidates: int, *, limit: int | None = None) -
     from logic_rag.corpus import load_beir
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.paths import shared_data_dir
-    from logic_rag.retriever import Retriever
+    from logic_rag.retriever import DenseRetriever
 
     folder = shared_data_dir() / "negation" / "boolq_not"
     data = load_beir(folder)
@@ -66,7 +66,7 @@ def boolq_candidates(model: str, candidates: int, *, limit: int | None = None) -
         traps = {row[0]: row[1] for row in csv.reader(handle, delimiter="\t") if row}
     qids = [q for q in data.queries if q in data.qrels and q in traps][:limit]
     encoder = DenseEncoder(model)
-    store = Retriever.build(data.corpus, model=encoder, show_progress_bar=False)
+    store = DenseRetriever.build(data.corpus, model=encoder, show_progress_bar=False)
     texts = [data.queries[q] for q in qids]
     found = store.search_batch(texts, candidates)
     by_id = {d.id: d for d in data.corpus}

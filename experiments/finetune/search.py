@@ -1,6 +1,6 @@
 """Encode, index and search for the experiments: one exact FAISS index per document encoder.
 
-Why not the full :class:`logic_rag.Retriever`: the experiments compare *encoders* under the
+Why not the full :class:`logic_rag.DenseRetriever`: the experiments compare *encoders* under the
 plain dense strategy, and LORE must show that an index built with the base document encoder
 serves a tuned query encoder unchanged; so documents and queries are encoded separately
 here and searched in a flat (exact) :class:`logic_rag.index.faiss_index.DenseIndex`.
@@ -36,7 +36,7 @@ def load_encoder(model: str, *, batch_size: int = 64) -> DenseEncoder:
     """A :class:`DenseEncoder` for a registry name (``minilm``) or a trained model folder.
 
     The model's own ``query`` / ``document`` prompts apply (EmbeddingGemma's; MiniLM has
-    none), as in :class:`logic_rag.Retriever` and in training (``training_prompts``).
+    none), as in :class:`logic_rag.DenseRetriever` and in training (``training_prompts``).
     """
     from logic_rag.encoders.dense import DenseEncoder
 
