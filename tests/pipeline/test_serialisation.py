@@ -57,3 +57,20 @@ def test_a_live_object_in_a_field_says_to_use_a_spec():
     stage = pipeline_of("verify", LogicConfig(verifier=LLMVerifier(generator=Generator())))
     with pytest.raises(TypeError, match="spec string"):
         stage.to_dict()
+
+
+@pytest.mark.parametrize("name", ["quality", "llm-rerank"])
+def test_the_llm_strategies_rebuilt_rank_identically(small_logic_retriever, name):
+    """``quality`` and ``llm-rerank`` too, with the embedding verifier in the LLM's place
+    (its spec travels in the JSON like an LLM's; the LLM itself is too slow for this suite)."""
+    from logic_rag.strategy_settings import LLMRerankSettings, QualitySettings
+
+    settings_type = QualitySettings if name == "quality" else LLMRerankSettings
+    built = pipeline_of(name, settings_type(verifier="embedding"))
+    data = json.loads(json.dumps(built.to_dict()))
+    assert "embedding" in json.dumps(data)
+    rebuilt = Pipeline.from_dict(data)
+    assert rebuilt == built
+    want = small_logic_retriever.search(QUERY, k=10, strategy=built)
+    got = small_logic_retriever.search(QUERY, k=10, strategy=rebuilt)
+    assert [(h.id, h.score) for h in got] == [(h.id, h.score) for h in want]
