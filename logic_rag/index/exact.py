@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from logic_rag.errors import IndexMismatchError
+from logic_rag.index.faiss_index import capped_k
 
 __all__ = ["ExactIndex"]
 
@@ -57,14 +58,9 @@ class ExactIndex:
             raise IndexMismatchError(
                 f"query embeddings of shape {queries.shape} do not fit a {self.dim}-d index"
             )
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        k = int(min(k, max(self.ntotal, 1)))
-        if self.ntotal == 0:
-            return (
-                np.full((len(queries), k), -np.inf, dtype=np.float32),
-                np.full((len(queries), k), -1, dtype=np.int64),
-            )
+        k, empty = capped_k(k, self.ntotal, len(queries))
+        if empty is not None:
+            return empty
         scores = queries @ self._vectors.T
         ids = np.argsort(-scores, axis=1, kind="stable")[:, :k].astype(np.int64)
         return np.take_along_axis(scores, ids, axis=1), ids

@@ -28,7 +28,7 @@ import numpy as np
 
 from logic_rag.errors import IndexCorruptError, IndexMismatchError
 
-__all__ = ["IndexKind", "DenseIndex", "write_flat_index"]
+__all__ = ["IndexKind", "DenseIndex", "capped_k", "write_flat_index"]
 
 IndexKind = Literal["flat", "hnsw", "ivfpq"]
 
@@ -48,6 +48,22 @@ def _kind_of(faiss: Any, raw: Any) -> str | None:
     if isinstance(raw, faiss.IndexIVFPQ):
         return "ivfpq"
     return None
+
+
+def capped_k(
+    k: int, ntotal: int, n_queries: int
+) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:
+    """``k`` checked and capped at the index size (before anything of size ``k`` is
+    allocated), and, for an empty index, the result FAISS gives: every slot -inf / -1."""
+    if k <= 0:
+        raise ValueError(f"k must be positive, got {k}")
+    k = int(min(k, max(ntotal, 1)))
+    if ntotal:
+        return k, None
+    return k, (
+        np.full((n_queries, k), -np.inf, dtype=np.float32),
+        np.full((n_queries, k), -1, dtype=np.int64),
+    )
 
 
 class DenseIndex:
@@ -202,15 +218,9 @@ class DenseIndex:
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` inner-product search for a batch; ids of missing slots are -1."""
         queries = self._check(queries, "query embeddings")
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        # Cap k at the corpus size before anything of size k is allocated.
-        k = int(min(k, max(self.ntotal, 1)))
-        if self.ntotal == 0:
-            return (
-                np.full((len(queries), k), -np.inf, dtype=np.float32),
-                np.full((len(queries), k), -1, dtype=np.int64),
-            )
+        k, empty = capped_k(k, self.ntotal, len(queries))
+        if empty is not None:
+            return empty
         exact = self.exact if self.refine else None
         if exact is None:
             return self._index.search(queries, k)
