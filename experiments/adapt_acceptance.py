@@ -40,6 +40,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from logic_rag.finetune.adapt.atoms import atom_key
+
 __all__ = ["TRAINING", "align_atoms", "replay_teacher", "seed_from_earlier_run", "main"]
 
 #: The training settings, fixed before any dev number was seen (issue 41's rule).
@@ -50,10 +52,6 @@ RELAY_NAME = "relay:transformers-bf16-h200:qwen2.5-1.5b"
 
 _WORD = re.compile(r"[a-z0-9]+")
 _MARK = re.compile(r"<mark>(.*?)</mark>")
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def _words(text: str) -> set[str]:
@@ -87,7 +85,7 @@ def align_atoms(
     from logic_rag.query.algebra import atoms
     from logic_rag.query.rules import RuleDecomposer
 
-    known = {_norm(a): docs for a, docs in quest_sets.items()}
+    known = {atom_key(a): docs for a, docs in quest_sets.items()}
     decomposer = RuleDecomposer()
     out: dict[str, set[str]] = {}
     counts = {"exact": 0, "whole": 0, "overlap": 0, "none": 0}
@@ -96,15 +94,15 @@ def align_atoms(
         ours = list(
             dict.fromkeys(a.text for a in atoms(decomposer.decompose(record["query"]).query))
         )
-        if len(ours) == 1 and _norm(ours[0]) not in known:
+        if len(ours) == 1 and atom_key(ours[0]) not in known:
             counts["whole"] += 1
             out.setdefault(ours[0], set()).update(record.get("docs", []))
             continue
         free = list(marked)
         for atom in ours:
-            if _norm(atom) in known:
+            if atom_key(atom) in known:
                 counts["exact"] += 1
-                out.setdefault(atom, set()).update(known[_norm(atom)])
+                out.setdefault(atom, set()).update(known[atom_key(atom)])
                 if atom in free:
                     free.remove(atom)
                 continue
@@ -115,7 +113,7 @@ def align_atoms(
                 out.setdefault(atom, set())
                 continue
             counts["overlap"] += 1
-            out.setdefault(atom, set()).update(known.get(_norm(best), set()))
+            out.setdefault(atom, set()).update(known.get(atom_key(best), set()))
             if best in free:
                 free.remove(best)
     return out, counts

@@ -31,6 +31,7 @@ import numpy as np
 from .state import AdaptError
 
 __all__ = [
+    "atom_key",
     "read_queries",
     "atoms_from_queries",
     "atoms_from_pages",
@@ -48,7 +49,8 @@ CATEGORY_PROMPT = (
 )
 
 
-def _norm(text: str) -> str:
+def atom_key(text: str) -> str:
+    """An atom's name compared case- and space-insensitively: how spellings are merged."""
     return " ".join(text.split()).casefold()
 
 
@@ -93,7 +95,7 @@ def atoms_from_queries(queries: Sequence[str]) -> dict[str, Any]:
     for query in queries:
         group: list[str] = []
         for atom in atoms(decomposer.decompose(query).query):
-            name = spelling.setdefault(_norm(atom.text), " ".join(atom.text.split()))
+            name = spelling.setdefault(atom_key(atom.text), " ".join(atom.text.split()))
             if name not in group:
                 group.append(name)
         if group and group not in groups:
@@ -144,10 +146,10 @@ def parse_categories(answer: str, limit: int) -> list[str]:
             continue
         if not any(c.isalpha() for c in name) or _NOT_A_NAME.match(name):
             continue
-        if _norm(name) in _PROMPT_EXAMPLES:
+        if atom_key(name) in _PROMPT_EXAMPLES:
             continue  # the prompt's own examples, parroted by a small model
         name = name[0].upper() + name[1:]
-        if _norm(name) not in {_norm(o) for o in out}:
+        if atom_key(name) not in {atom_key(o) for o in out}:
             out.append(name)
         if len(out) >= limit:
             break
@@ -229,9 +231,9 @@ def atoms_from_pages(
                 prompts, max_tokens=16 * per_page, temperature=0.0, system=CATEGORY_SYSTEM
             )
             for r, answer in zip(chunk, answers, strict=True):
-                title = _norm(getattr(documents[r], "title", "") or "")
+                title = atom_key(getattr(documents[r], "title", "") or "")
                 # A page is not its own category (small models repeat the title).
-                names = [n for n in parse_categories(answer, per_page) if _norm(n) != title]
+                names = [n for n in parse_categories(answer, per_page) if atom_key(n) != title]
                 done[documents[r].id] = names
                 handle.write(
                     json.dumps(
@@ -246,7 +248,7 @@ def atoms_from_pages(
     spelling: dict[str, str] = {}
     for r in rows:
         for name in done.get(documents[r].id, []):
-            counts[spelling.setdefault(_norm(name), name)] += 1
+            counts[spelling.setdefault(atom_key(name), name)] += 1
     names = sorted(counts)
     if not names:
         raise AdaptError(
@@ -258,7 +260,7 @@ def atoms_from_pages(
     groups: list[list[str]] = []
     for r in rows:
         group = list(
-            dict.fromkeys(mapping[spelling[_norm(n)]] for n in done.get(documents[r].id, []))
+            dict.fromkeys(mapping[spelling[atom_key(n)]] for n in done.get(documents[r].id, []))
         )
         if group and group not in groups:
             groups.append(group)

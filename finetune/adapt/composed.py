@@ -25,6 +25,8 @@ from typing import Any
 
 from logic_rag.query.algebra import And, Atom, LogicalQuery, Not, Or, canonical, evaluate
 
+from .atoms import atom_key
+
 __all__ = [
     "AtomVerdicts",
     "ComposedQuery",
@@ -104,7 +106,7 @@ def judged_universe(verdicts: AtomVerdicts, combo: Iterable[str]) -> frozenset[s
 
 def _normalised(q: LogicalQuery) -> LogicalQuery:
     if isinstance(q, Atom):
-        return Atom(" ".join(q.text.split()).casefold())
+        return Atom(atom_key(q.text))
     if isinstance(q, Not):
         return Not(_normalised(q.arg))
     if isinstance(q, And):
@@ -258,12 +260,12 @@ def question_queries(
     from logic_rag.query.templates import to_template
 
     decomposer = decomposer or RuleDecomposer()
-    spelling = {_key(a): a for a in verdicts.judged}
+    spelling = {atom_key(a): a for a in verdicts.judged}
     out: list[ComposedQuery] = []
     stats: dict[str, Any] = {"questions": 0, "unlabelled": 0, "dropped_size": 0}
     for text in dict.fromkeys(questions):
         logic = decomposer.decompose(text).query
-        names = {a.text: spelling.get(_key(a.text)) for a in atoms_of(logic)}
+        names = {a.text: spelling.get(atom_key(a.text)) for a in atoms_of(logic)}
         if None in names.values():
             stats["unlabelled"] += 1
             continue
@@ -278,8 +280,3 @@ def question_queries(
         out.append(ComposedQuery(text, logic, "Q", template, atoms, gold, "question", universe))
         stats["questions"] += 1
     return out, stats
-
-
-def _key(text: str) -> str:
-    """An atom's spelling compared case- and space-insensitively (as the atoms phase merges)."""
-    return " ".join(text.split()).casefold()

@@ -25,13 +25,10 @@ import numpy as np
 
 from logic_rag.verifiers.base import PairVerifier
 
+from .atoms import atom_key
 from .state import AdaptError
 
 __all__ = ["KnownSetsVerifier", "read_atom_sets"]
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def read_atom_sets(path: str | Path) -> dict[str, frozenset[str]]:
@@ -39,7 +36,7 @@ def read_atom_sets(path: str | Path) -> dict[str, frozenset[str]]:
     the QUEST reader (``file:line`` errors), keyed by normalised atom text."""
     from logic_rag.evals.quest.data import load_atom_sets
 
-    return {_norm(atom): frozenset(docs) for atom, docs in load_atom_sets(path).items()}
+    return {atom_key(atom): frozenset(docs) for atom, docs in load_atom_sets(path).items()}
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,7 +57,7 @@ class KnownSetsVerifier(PairVerifier):
     def score_texts(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         out = np.empty(len(pairs))
         for i, (atom, text) in enumerate(pairs):
-            members = self.sets.get(_norm(atom))
+            members = self.sets.get(atom_key(atom))
             if members is None:
                 raise AdaptError(
                     f"the atom {atom!r} is not in the known sets ({self.source}); the gold "
