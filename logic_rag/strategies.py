@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from logic_rag.candidates.atoms import AtomCandidates
 from logic_rag.candidates.dense import DenseCandidates
@@ -104,6 +104,9 @@ def logic_config_name(settings: type[StrategySettings], name: str) -> str:
     return _LOGIC_CONFIG_NAMES.get(name, name)
 
 
+_Group = TypeVar("_Group", bound=StrategySettings)
+
+
 @dataclass(frozen=True)
 class LogicConfig:
     """Deprecated: every strategy's knobs in one flat set; use the strategy's settings.
@@ -171,7 +174,7 @@ class LogicConfig:
         for f in fields(cls):
             group = cls._groups.get(f.name)
             if group is not None:
-                values[f.name] = group(**{g.name: getattr(self, g.name) for g in fields(group)})
+                values[f.name] = self._group(group)
             else:
                 values[f.name] = getattr(self, logic_config_name(cls, f.name))
         return cls(**values)
@@ -180,14 +183,13 @@ class LogicConfig:
         """The verifier ``spec`` names, with :attr:`llm_deadline_s` for ``llm:openai:``."""
         return spec_verifier(spec, self.llm_deadline_s)
 
+    def _group(self, group: type[_Group]) -> _Group:
+        """A shared settings group (evidence, logic) from the fields of the same names."""
+        return group(**{g.name: getattr(self, g.name) for g in fields(group)})
+
     def embedding_verifier(self) -> EmbeddingVerifier:
         """The embedding verifier of the evidence fields."""
-        return EvidenceSettings(
-            atom_depth=self.atom_depth,
-            threshold_rank=self.threshold_rank,
-            temperature=self.temperature,
-            passage_weight=self.passage_weight,
-        ).verifier()
+        return self._group(EvidenceSettings).verifier()
 
 
 @dataclass(frozen=True)
