@@ -1,5 +1,6 @@
 # Two commands do all the set-up on a fresh clone:
-#   make demo   builds .venv, then runs logic-rag's demo on WordNet's definitions (apt-get install wordnet-base)
+#   make demo   builds .venv, then runs logic-rag's demo on WordNet's definitions (they ship
+#               with the package: nothing to install beyond Python and make)
 #   make test   builds .venv, then runs the test suite (what .ci/run calls)
 PYTHON ?= python3
 VENV   ?= .venv

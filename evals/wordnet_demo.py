@@ -1,23 +1,33 @@
 """Real text with known answer sets for ``logic-rag demo``: WordNet 3.0 noun glosses.
 
 Why WordNet: the demo's first job is to show logic queries answered on text a reader can
-judge, and its answer sets must be exact so that recall means something. WordNet 3.0
-ships in Debian's ``wordnet-base`` (``/usr/share/wordnet``, WordNet licence: free to use
-and redistribute), so no data travels with the repository. Every noun synset below a few
-roots (birds, dogs, trees, edible fruits, vegetables, reptiles: ~2,750 synsets) is one
-document, ``"hawk"`` / ``"diurnal bird of prey typically having short rounded wings..."``;
-a category ("hawks") is a synset with every synset below it (hyponym closure through
-``@`` and ``@i`` pointers), so "birds of prey that are not hawks" has an exact answer set.
+judge, and its answer sets must be exact so that recall means something. The demo's part of
+WordNet 3.0 travels with the package (``data/wordnet_demo.noun.gz``: the noun synsets below
+:data:`ROOTS` and their ancestors, ~2,800 lines of ``data.noun`` verbatim, licence header
+included, and WordNet's notice in ``data/WORDNET_LICENSE``; WordNet's licence allows
+redistribution with it), so the demo needs no system package. ``python -m
+logic_rag.evals.wordnet_demo`` rebuilds that file from the full ``data.noun`` (the shared
+data's ``wordnet/data.noun.gz`` by default) and a test checks that the two agree.
+
+Every noun synset below a few roots (birds, dogs, trees, edible fruits, vegetables,
+reptiles: ~2,750 synsets) is one document, ``"hawk"`` / ``"diurnal bird of prey typically
+having short rounded wings..."``; a category ("hawks") is a synset with every synset below
+it (hyponym closure through ``@`` and ``@i`` pointers), so "birds of prey that are not
+hawks" has an exact answer set.
 
 Queries use QUEST's templates over those categories: a few chosen for the terminal
 (:data:`SHOWCASE`) and a seeded sample of every template for the recall table. Categories
 are named by their first lemma in the plural ("birds of prey"); a name shared by two
-categories of the corpus is not used, so a query's words mean one set.
+categories of the corpus is not used, so a query's words mean one set. These queries and
+their synsets are an evaluation set: keep them out of training.
 """
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import random
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +36,15 @@ from typing import Any
 from logic_rag.errors import LogicRagError
 
 __all__ = [
+    "PACKAGED_WORDNET",
     "ROOTS",
     "SHOWCASE",
     "WordNetDemoSet",
     "WordNetNotInstalledError",
+    "build_demo_subset",
     "load_wordnet_demo",
     "plural",
+    "write_demo_subset",
 ]
 
 #: The corpus: every noun synset at or below these WordNet 3.0 synsets (offset, gloss word).
@@ -64,11 +77,21 @@ _TEMPLATES = (
     "_ or _ or _",
     "_ that are also _ but not _",
 )
-DEFAULT_WORDNET_DIR = "/usr/share/wordnet"
+#: The demo's part of WordNet 3.0's ``data.noun``, shipped with the package (see above).
+PACKAGED_WORDNET = Path(__file__).resolve().parent / "data" / "wordnet_demo.noun.gz"
+
+#: Irregular plurals of the corpus's category names (from WordNet's ``noun.exc``, which the
+#: packaged subset does not carry); every other name takes the regular rules of :func:`plural`.
+IRREGULAR_PLURALS: dict[str, str] = {
+    "goose": "geese",
+    "titmouse": "titmice",
+    "potato": "potatoes",
+    "tomato": "tomatoes",
+}
 
 
 class WordNetNotInstalledError(LogicRagError, FileNotFoundError):
-    """WordNet 3.0's database files are missing (Debian/Ubuntu: ``wordnet-base``)."""
+    """The WordNet 3.0 data file given to the demo is missing."""
 
 
 @dataclass(frozen=True)
@@ -82,18 +105,6 @@ class WordNetDemoSet:
     queries: list[Any]
     categories: dict[str, frozenset[str]]
     showcase: list[Any]
-
-
-def _plurals(wordnet_dir: Path) -> dict[str, str]:
-    """Irregular plurals, inverted from WordNet's own ``noun.exc`` (``geese goose``)."""
-    table: dict[str, str] = {}
-    path = wordnet_dir / "noun.exc"
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            parts = line.split()
-            if len(parts) >= 2 and parts[1] not in table:
-                table[parts[1]] = parts[0]
-    return table
 
 
 def plural(name: str, irregular: Mapping[str, str] | None = None) -> str:
@@ -127,17 +138,75 @@ def _is_taxon(lemma: str) -> bool:
     return lemma.lower().startswith(_TAXON_PREFIXES)
 
 
-def _read(wordnet_dir: Path) -> dict[str, Any]:
+def _read(wordnet: Path) -> dict[str, Any]:
     from logic_rag.finetune.data.wordnet import WordNetMissingError, read_wordnet_nouns
 
     try:
-        return read_wordnet_nouns(wordnet_dir)
+        return read_wordnet_nouns(wordnet)
     except WordNetMissingError:
         raise WordNetNotInstalledError(
-            f"WordNet 3.0 is not installed ({wordnet_dir / 'data.noun'} is missing); the demo "
-            f"runs on its glosses: install it with `apt-get install wordnet-base` (Debian/"
-            f"Ubuntu) or pass --wordnet-dir FOLDER holding data.noun"
+            f"WordNet 3.0 not found: no data.noun or data.noun.gz in {wordnet}; pass "
+            f"--wordnet-dir a folder holding one (e.g. /usr/share/wordnet), or leave it out "
+            f"to use the glosses that ship with logic-rag"
         ) from None
+
+
+def _corpus(synsets: Mapping[str, Any], roots: Sequence[tuple[str, str]]) -> set[str]:
+    """The roots' offsets and every synset with a root among its ancestors."""
+    corpus = {o for o, _ in roots}
+    for offset, syn in synsets.items():
+        stack, seen = list(syn.hypernyms), set()
+        while stack:
+            up = stack.pop()
+            if up in corpus:
+                corpus.add(offset)
+                break
+            if up not in seen:
+                seen.add(up)
+                stack.extend(synsets[up].hypernyms if up in synsets else ())
+    return corpus
+
+
+def build_demo_subset(
+    wordnet: str | Path | None = None, *, roots: Sequence[tuple[str, str]] = ROOTS
+) -> str:
+    """The text of :data:`PACKAGED_WORDNET` from a full WordNet 3.0 ``data.noun`` (or
+    ``.gz``; default: the shared data's, ``$LOGIC_RAG_DATA/wordnet``): its licence header,
+    then the lines of every synset of the demo's corpus and of their ancestors, verbatim, in
+    offset order."""
+    from logic_rag.finetune.data.wordnet import _data_noun, default_wordnet_dir
+
+    source = default_wordnet_dir() if wordnet is None else Path(wordnet)
+    synsets = _read(source)
+    keep = _corpus(synsets, roots)
+    stack = [up for o in keep for up in synsets[o].hypernyms]
+    while stack:
+        up = stack.pop()
+        if up in synsets and up not in keep:
+            keep.add(up)
+            stack.extend(synsets[up].hypernyms)
+    path = _data_noun(source)
+    opener = gzip.open if path.suffix == ".gz" else open
+    header: list[str] = []
+    lines: list[str] = []
+    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.startswith("  "):
+                header.append(line)
+            elif line.split(" ", 1)[0] in keep:
+                lines.append(line)
+    return "".join(header + sorted(lines))
+
+
+def write_demo_subset(
+    out: str | Path = PACKAGED_WORDNET, wordnet: str | Path | None = None
+) -> Path:
+    """Write :func:`build_demo_subset` gzipped (reproducible bytes: no timestamp)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = build_demo_subset(wordnet).encode("utf-8")
+    out.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+    return out
 
 
 def _categories(
@@ -278,36 +347,28 @@ def _gold(
 
 
 def load_wordnet_demo(
-    wordnet_dir: str | Path = DEFAULT_WORDNET_DIR,
+    wordnet_dir: str | Path | None = None,
     *,
     roots: Sequence[tuple[str, str]] = ROOTS,
     per_template: int = 30,
     seed: int = 0,
 ) -> WordNetDemoSet:
     """The corpus below ``roots``, the showcase queries and ``per_template`` sampled queries
-    of each QUEST template (seeded); raises :class:`WordNetNotInstalledError` with the fix."""
+    of each QUEST template (seeded). ``wordnet_dir`` (a folder holding ``data.noun`` or
+    ``data.noun.gz``, or the file) replaces the packaged glosses; a missing one raises
+    :class:`WordNetNotInstalledError` with the fix."""
     from logic_rag.corpus import Document
     from logic_rag.evals.quest.data import QuestQuery
 
-    folder = Path(wordnet_dir)
+    folder = PACKAGED_WORDNET if wordnet_dir is None else Path(wordnet_dir)
     synsets = _read(folder)
     unknown = [f"{o} ({w})" for o, w in roots if o not in synsets]
     if unknown:
         raise LogicRagError(
             f"{folder}: no noun synset {', '.join(unknown)}; the demo expects WordNet 3.0"
         )
-    corpus = {o for o, _ in roots}
+    corpus = _corpus(synsets, roots)
     taxa = {o for o, syn in synsets.items() if any(_is_taxon(lemma) for lemma in syn.lemmas)}
-    for offset, syn in synsets.items():
-        stack, seen = list(syn.hypernyms), set()
-        while stack:
-            up = stack.pop()
-            if up in corpus:
-                corpus.add(offset)
-                break
-            if up not in seen:
-                seen.add(up)
-                stack.extend(synsets[up].hypernyms if up in synsets else ())
     documents = [
         Document(
             id=synsets[o].doc_id,
@@ -317,7 +378,7 @@ def load_wordnet_demo(
         )
         for o in sorted(corpus - taxa)
     ]
-    categories = _categories(synsets, corpus - taxa, _plurals(folder))
+    categories = _categories(synsets, corpus - taxa, IRREGULAR_PLURALS)
     rng = random.Random(seed)
     shown: list[tuple[str, str, frozenset[str], tuple[str, ...]]] = []
     for text, template in SHOWCASE:
@@ -344,3 +405,23 @@ def load_wordnet_demo(
     by_text = {q.query: q for q in queries}
     showcase = [by_text.get(row[0]) or record(len(queries) + i, row) for i, row in enumerate(shown)]
     return WordNetDemoSet(documents, queries, categories, showcase)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m logic_rag.evals.wordnet_demo [--wordnet DIR] [--out FILE]``: rebuild the
+    packaged subset from a full WordNet 3.0 (default: the shared data's)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--wordnet", default=None, help="folder holding data.noun or data.noun.gz")
+    parser.add_argument("--out", default=str(PACKAGED_WORDNET))
+    args = parser.parse_args(argv)
+    try:
+        out = write_demo_subset(args.out, args.wordnet)
+    except WordNetNotInstalledError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({out.stat().st_size:,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1103,7 +1103,7 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="logic queries on WordNet's definitions, next to plain dense retrieval; writes "
         "a report",
-        description="Index WordNet 3.0's noun glosses (Debian package wordnet-base), answer "
+        description="Index WordNet 3.0's noun glosses (they ship with logic-rag), answer "
         "logic queries with known answer sets by plain dense retrieval and by the default "
         "strategy, print each hit's constraint verdicts and write report.md.",
     )
@@ -1113,7 +1113,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--wordnet-dir",
         default=None,
         metavar="DIR",
-        help="folder holding WordNet 3.0's data.noun (default /usr/share/wordnet)",
+        help="a full WordNet 3.0: folder holding data.noun or data.noun.gz (default: the "
+        "demo's glosses that ship with logic-rag)",
     )
     p.add_argument(
         "--per-template",

@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "quest_atom_sets": "quest",
     "WordNetMissingError": "wordnet",
     "build_wordnet_set": "wordnet",
+    "default_wordnet_dir": "wordnet",
     "read_wordnet_nouns": "wordnet",
 }
 
@@ -80,7 +81,12 @@ if TYPE_CHECKING:
         quest_text,
         write_quest_format,
     )
-    from .wordnet import WordNetMissingError, build_wordnet_set, read_wordnet_nouns
+    from .wordnet import (
+        WordNetMissingError,
+        build_wordnet_set,
+        default_wordnet_dir,
+        read_wordnet_nouns,
+    )
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,6 +9,11 @@ are split disjointly into train / val / test, and each split's queries are Quest
 compositions of its own atoms, written in the generated world's layout so that
 ``load_quest_training_set`` and ``logic-rag eval quest`` read it.
 
+WordNet is read from the shared data (``$LOGIC_RAG_DATA/wordnet/data.noun.gz``, default
+``../shared/data``) or from any folder holding ``data.noun`` or ``data.noun.gz`` (Debian's
+``wordnet-base`` installs ``/usr/share/wordnet``); the demo's few thousand glosses travel with
+the package instead (:mod:`logic_rag.evals.wordnet_demo`).
+
 Data file format (WordNet 3.0 ``wndb(5)``): ``offset lex_filenum ss_type w_cnt word lex_id
 ... p_cnt [pointer_symbol offset pos source/target]... | gloss``; ``w_cnt`` is hex, ``p_cnt``
 decimal; lines starting with spaces are the licence header.
@@ -17,6 +22,7 @@ decimal; lines starting with spaces are the licence header.
 from __future__ import annotations
 
 import argparse
+import gzip
 import random
 import sys
 import time
@@ -33,6 +39,7 @@ __all__ = [
     "LEXFILES",
     "Synset",
     "WordNetMissingError",
+    "default_wordnet_dir",
     "read_wordnet_nouns",
     "hyponym_closures",
     "build_wordnet_set",
@@ -82,22 +89,37 @@ class Synset:
         return f"{', '.join(self.lemmas)}: {self.gloss}"
 
 
-def _data_noun(wordnet_dir: str | Path) -> Path:
-    path = Path(wordnet_dir) / "data.noun"
-    if not path.is_file():
-        raise WordNetMissingError(
-            f"WordNet 3.0 noun data not found at {path}; install it with "
-            "`apt-get install wordnet-base` or pass wordnet_dir= the folder holding data.noun"
-        )
-    return path
+def default_wordnet_dir() -> Path:
+    """``$LOGIC_RAG_DATA/wordnet`` (default ``../shared/data/wordnet`` beside a checkout)."""
+    from logic_rag.paths import shared_data_dir
+
+    return shared_data_dir() / "wordnet"
 
 
-def read_wordnet_nouns(wordnet_dir: str | Path = "/usr/share/wordnet") -> dict[str, Synset]:
-    """Every noun synset of ``data.noun``, by offset; a malformed line raises
-    :class:`~logic_rag.errors.CorpusFormatError` with ``file:line``."""
-    path = _data_noun(wordnet_dir)
+def _data_noun(wordnet: str | Path) -> Path:
+    """``data.noun`` or ``data.noun.gz`` in the folder ``wordnet``, or ``wordnet`` itself
+    when it is such a file."""
+    path = Path(wordnet)
+    if path.is_file():
+        return path
+    for name in ("data.noun", "data.noun.gz"):
+        if (path / name).is_file():
+            return path / name
+    raise WordNetMissingError(
+        f"WordNet 3.0 noun data not found: no data.noun or data.noun.gz in {path}; set "
+        "LOGIC_RAG_DATA to the shared data folder (it holds wordnet/data.noun.gz) or pass "
+        "the folder holding data.noun (Debian's wordnet-base: /usr/share/wordnet)"
+    )
+
+
+def read_wordnet_nouns(wordnet_dir: str | Path | None = None) -> dict[str, Synset]:
+    """Every noun synset of ``data.noun`` (or ``data.noun.gz``) in ``wordnet_dir`` (default
+    :func:`default_wordnet_dir`; a path to the file itself works too), by offset; a
+    malformed line raises :class:`~logic_rag.errors.CorpusFormatError` with ``file:line``."""
+    path = _data_noun(default_wordnet_dir() if wordnet_dir is None else wordnet_dir)
     synsets: dict[str, Synset] = {}
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
         for lineno, line in enumerate(handle, start=1):
             if line.startswith("  ") or not line.strip():
                 continue
@@ -179,7 +201,7 @@ def _pick_documents(
 def build_wordnet_set(
     out_dir: str | Path,
     *,
-    wordnet_dir: str | Path = "/usr/share/wordnet",
+    wordnet_dir: str | Path | None = None,
     lexfiles: Sequence[str] = DEFAULT_LEXFILES,
     max_docs: int = 3000,
     seed: int = 0,
@@ -261,7 +283,7 @@ def build_wordnet_set(
         "format": "quest",
         "generator": "logic_rag.finetune.data.wordnet",
         "source": "WordNet 3.0 data.noun",
-        "wordnet_dir": str(wordnet_dir),
+        "wordnet_dir": str(default_wordnet_dir() if wordnet_dir is None else wordnet_dir),
         "seed": seed,
         "lexfiles": list(lexfiles),
         "max_docs": max_docs,
@@ -284,7 +306,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m logic_rag.finetune.data.wordnet --out DIR``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--wordnet-dir", default="/usr/share/wordnet")
+    parser.add_argument(
+        "--wordnet-dir",
+        default=None,
+        help="folder holding data.noun or data.noun.gz (default $LOGIC_RAG_DATA/wordnet)",
+    )
     parser.add_argument("--lexfiles", nargs="+", default=list(DEFAULT_LEXFILES))
     parser.add_argument("--max-docs", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)

@@ -1,25 +1,25 @@
 """The README's main job on real text: WordNet glosses, exact answer sets, verdicts shown.
 
-WordNet 3.0 comes from Debian's ``wordnet-base`` (CI installs it); without it these tests
-skip, except the one that checks the demo's one-line error when it is missing.
+The demo's WordNet 3.0 glosses ship with the package (no system package needed); the test
+that they match what the build script makes from the full WordNet reads the shared data
+(``$LOGIC_RAG_DATA/wordnet/data.noun.gz``) and skips without it.
 """
 
 from __future__ import annotations
 
-import os
+import gzip
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from logic_rag.evals.demo import run_demo, verdict_mark
+from logic_rag.evals.demo import DEMO_METRICS, run_demo, verdict_mark
 from logic_rag.evals.quest import load_results
-from logic_rag.evals.wordnet_demo import load_wordnet_demo, plural
-
-WORDNET = Path("/usr/share/wordnet")
-needs_wordnet = pytest.mark.skipif(
-    not (WORDNET / "data.noun").is_file() and not os.environ.get("LOGIC_RAG_REQUIRE_MODELS"),
-    reason="WordNet 3.0 not installed (apt-get install wordnet-base)",
+from logic_rag.evals.wordnet_demo import (
+    PACKAGED_WORDNET,
+    build_demo_subset,
+    load_wordnet_demo,
+    plural,
 )
 
 #: Birds of prey and dogs: ~270 glosses, enough for three showcase queries.
@@ -39,7 +39,26 @@ def test_plural_names() -> None:
     assert plural("goose", {"goose": "geese"}) == "geese"
 
 
-@needs_wordnet
+def test_packaged_glosses_carry_wordnets_notice() -> None:
+    text = gzip.decompress(PACKAGED_WORDNET.read_bytes()).decode("utf-8")
+    assert "WordNet 3.0 Copyright 2006 by Princeton University" in text
+    notice = (PACKAGED_WORDNET.parent / "WORDNET_LICENSE").read_text(encoding="utf-8")
+    assert "Permission to use, copy, modify and distribute" in notice
+    assert len(text) < 1_000_000 and PACKAGED_WORDNET.stat().st_size < 300_000
+
+
+def test_packaged_glosses_match_what_the_script_builds(shared_data: Path) -> None:
+    """``python -m logic_rag.evals.wordnet_demo`` rebuilds the shipped file from the full
+    WordNet 3.0 of the shared data; the shipped one must be what it makes."""
+    source = shared_data / "wordnet"
+    if not (source / "data.noun.gz").is_file():
+        pytest.skip(f"WordNet 3.0 not in the shared data ({source}/data.noun.gz)")
+    shipped = gzip.decompress(PACKAGED_WORDNET.read_bytes()).decode("utf-8")
+    assert shipped == build_demo_subset(source), (
+        "the packaged glosses are stale: run `python -m logic_rag.evals.wordnet_demo`"
+    )
+
+
 def test_answer_sets_are_wordnet_closures() -> None:
     data = load_wordnet_demo(per_template=5)
     queries = {q.query: q for q in data.queries}
@@ -66,7 +85,6 @@ def test_answer_sets_are_wordnet_closures() -> None:
     assert len({q.template for q in data.queries}) == 5
 
 
-@needs_wordnet
 def test_demo_shows_real_text_with_verdicts(tmp_path: Path, capsys) -> None:
     results = run_demo(tmp_path, model="minilm", roots=SMALL_ROOTS, per_template=3, show=3)
     assert set(results) == {"vanilla", "rerank"}
@@ -76,10 +94,22 @@ def test_demo_shows_real_text_with_verdicts(tmp_path: Path, capsys) -> None:
     assert '"birds of prey that are not hawks"' in out
     assert "bird of prey" in out and "plain dense retrieval (vanilla)" in out
     assert "NOT hawks ✓" in out or "NOT hawks ✗" in out or "NOT hawks ?" in out
-    assert "R@20 vanilla" in out
+    assert "| metric | `vanilla` | `rerank` | change |" in out
+    assert "excluded pages in the top 5" in out and "violation rate" in out
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert report.splitlines()[2] == "## What to look at"
-    assert "R@20" in report and "recall_by_template.png" in report
+    assert "recall_by_template.png" in report
+    # The report leads with the comparison: every headline metric, both strategies and the
+    # change, before the showcase; then the wins and the losses, both said.
+    look = report.split("## What to look at", 1)[1].split("## Showcase", 1)[0]
+    for _, label, _ in DEMO_METRICS:
+        assert label in look
+    assert "| metric | `vanilla` | `rerank` | change |" in look
+    assert "Where `rerank` does better" in look and "Where it does worse" in look
+    for strategy in ("vanilla", "rerank"):
+        block = results[strategy]["all"]
+        assert block["excluded@5"] is not None and 0 <= block["excluded@5"] <= 5
+        assert results[strategy]["by_template"]["_ that are also _"]["excluded@5"] is None
     assert (tmp_path / "index" / "manifest.json").is_file()
 
 
@@ -95,5 +125,5 @@ def test_missing_wordnet_fails_in_one_line_before_a_model_loads(
     monkeypatch.setattr(LogicRetriever, "build", build)
     assert main(["demo", "--out", str(tmp_path / "o"), "--wordnet-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("logic-rag demo: error: WordNet 3.0 is not installed")
-    assert "apt-get install wordnet-base" in err and err.count("\n") == 1
+    assert err.startswith("logic-rag demo: error: WordNet 3.0 not found")
+    assert "--wordnet-dir" in err and "ship with logic-rag" in err and err.count("\n") == 1

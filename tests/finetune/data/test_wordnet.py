@@ -1,7 +1,9 @@
-"""The WordNet 3.0 reader and the real-prose set built from it (skips without wordnet-base)."""
+"""The WordNet 3.0 reader and the real-prose set built from it: full WordNet from the shared
+data (``$LOGIC_RAG_DATA/wordnet/data.noun.gz``; skips without it)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -11,19 +13,19 @@ from logic_rag.errors import CorpusFormatError
 from logic_rag.finetune.data import (
     WordNetMissingError,
     build_wordnet_set,
+    default_wordnet_dir,
     load_quest_training_set,
     read_wordnet_nouns,
 )
 from logic_rag.query import atoms as query_atoms
 
-WORDNET = Path("/usr/share/wordnet")
-
 
 @pytest.fixture(scope="module")
 def nouns():
-    if not (WORDNET / "data.noun").is_file():
-        pytest.skip("WordNet 3.0 not installed (apt-get install wordnet-base)")
-    return read_wordnet_nouns(WORDNET)
+    folder = default_wordnet_dir()
+    if not (folder / "data.noun.gz").is_file() and not (folder / "data.noun").is_file():
+        pytest.skip(f"WordNet 3.0 not found in the shared data ({folder}); set LOGIC_RAG_DATA")
+    return read_wordnet_nouns(folder)
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +90,23 @@ def test_set_is_exact_and_split_by_atom(wn_set, nouns) -> None:
     assert any(q.distractors for q in train.queries)
 
 
-def test_missing_wordnet_says_how_to_install(tmp_path) -> None:
-    with pytest.raises(WordNetMissingError, match="apt-get install wordnet-base"):
+def test_missing_wordnet_says_where_to_find_it(tmp_path) -> None:
+    with pytest.raises(WordNetMissingError, match="LOGIC_RAG_DATA"):
         read_wordnet_nouns(tmp_path)
+
+
+def test_default_is_the_shared_data(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("LOGIC_RAG_DATA", str(tmp_path))
+    assert default_wordnet_dir() == tmp_path / "wordnet"
+    with pytest.raises(WordNetMissingError, match=str(tmp_path / "wordnet")):
+        read_wordnet_nouns()
+
+
+def test_reads_gzipped_data_and_a_file_path(tmp_path) -> None:
+    line = "02084071 05 n 01 dog 0 001 @ 02083346 n 0000 | a member of the genus Canis\n"
+    (tmp_path / "data.noun.gz").write_bytes(gzip.compress(("  header\n" + line).encode()))
+    assert read_wordnet_nouns(tmp_path)["02084071"].lemmas == ("dog",)
+    assert read_wordnet_nouns(tmp_path / "data.noun.gz")["02084071"].gloss.startswith("a member")
 
 
 def test_malformed_line_names_file_and_line(tmp_path) -> None:
