@@ -140,9 +140,36 @@ class Pipeline(Stage):
         return f"Pipeline({self.describe()})"
 
 
-#: Only classes from these packages are rebuilt by :func:`component_from_dict`: a
-#: configuration file names code to run, so it may name only ours.
-_LOADABLE = ("logic_rag.",)
+#: The only modules :func:`component_from_dict` imports: those that define the pipeline's
+#: stages and verifiers. A configuration file names code to run, so a type is resolved
+#: against this list (and checked to be a stage or verifier dataclass defined there)
+#: before any module outside it is imported or anything is constructed; a JSON file that
+#: names ``logic_rag.atomic.atomic_write_text`` or ``logic_rag.__main__`` is refused
+#: without importing it (issue 51 item 1).
+_LOADABLE_MODULES = frozenset(
+    {
+        "logic_rag.pipeline.stage",
+        "logic_rag.pipeline.ranking",
+        "logic_rag.pipeline.exclusion",
+        "logic_rag.compose.logic",
+        "logic_rag.candidates.atoms",
+        "logic_rag.candidates.bm25",
+        "logic_rag.candidates.dense",
+        "logic_rag.candidates.given",
+        "logic_rag.candidates.orthogonal",
+        "logic_rag.candidates.splade",
+        "logic_rag.verifiers.base",
+        "logic_rag.verifiers.embedding",
+        "logic_rag.verifiers.llm",
+        "logic_rag.verifiers.cross_encoder",
+        "logic_rag.verifiers.cascade",
+        "logic_rag.verifiers.certified",
+        "logic_rag.verifiers.whole_query",
+    }
+)
+
+#: How deep components may nest inside one another in a configuration file.
+_MAX_COMPONENT_DEPTH = 32
 
 
 def _type_name(kind: type) -> str:
@@ -177,35 +204,102 @@ def _plain_value(value: Any, where: str) -> Any:
 
 
 def component_from_dict(data: Any) -> Any:
-    """Rebuild what :func:`component_to_dict` (or ``Pipeline.to_dict``) wrote."""
+    """Rebuild what :func:`component_to_dict` (or ``Pipeline.to_dict``) wrote.
+
+    Every ``type`` in ``data``, however deeply nested, is resolved and checked against
+    the allow-list (:data:`_LOADABLE_MODULES`: a stage or verifier dataclass defined
+    there, with only its own init fields given) before anything is constructed; a type
+    outside it is refused without importing its module.
+    """
+    _check_components(data, 0)
+    return _build(data)
+
+
+def _allowed_type(name: Any) -> type:
+    """The stage or verifier class ``name`` names, if the allow-list admits it."""
+    from logic_rag.verifiers.base import Verifier
+
+    if not isinstance(name, str):
+        raise ValueError("a component is an object with a 'type' string")
+    module_name, _, class_name = name.rpartition(".")
+    if module_name not in _LOADABLE_MODULES or not class_name.isidentifier():
+        raise ValueError(
+            f"refusing to load {name[:120]!r}: only logic_rag stages and verifiers load "
+            f"(the classes of logic_rag.pipeline, .candidates, .compose.logic and .verifiers)"
+        )
     import importlib
 
+    kind = vars(importlib.import_module(module_name)).get(class_name)
+    if (
+        not isinstance(kind, type)
+        or class_name.startswith("_")
+        or kind.__module__ != module_name
+        or not (
+            kind is Pipeline
+            or (dataclasses.is_dataclass(kind) and issubclass(kind, Stage | Verifier))
+        )
+    ):
+        raise ValueError(f"unknown component type {name[:120]!r}")
+    return kind
+
+
+def _check_components(data: Any, depth: int) -> None:
+    """Resolve every component type in ``data`` (and check its parameter names) without
+    constructing anything; iterative over lists and plain dicts, bounded in depth."""
+    if depth > _MAX_COMPONENT_DEPTH:
+        raise ValueError(f"components nested more than {_MAX_COMPONENT_DEPTH} levels deep")
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ValueError("a component is an object with a 'type' string")
     name = data["type"]
-    module_name, _, class_name = name.rpartition(".")
-    if not name.startswith(_LOADABLE) or not module_name:
-        raise ValueError(f"refusing to load {name!r}: only logic_rag stages and verifiers load")
-    try:
-        kind = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError):
-        raise ValueError(f"unknown component type {name!r}") from None
+    kind = _allowed_type(name)
     if kind is Pipeline:
         stages = data.get("stages")
         if not isinstance(stages, list):
             raise ValueError("a Pipeline needs a 'stages' list")
-        return Pipeline(component_from_dict(s) for s in stages)
+        for stage in stages:
+            _check_components(stage, depth + 1)
+        return
     params = data.get("init_parameters", {})
     if not isinstance(params, dict):
         raise ValueError(f"{name}: 'init_parameters' must be an object")
-    return kind(**{k: _from_plain(v) for k, v in params.items()})
+    known = {f.name for f in dataclasses.fields(kind) if f.init}
+    unknown = sorted(str(k)[:40] for k in params if k not in known)
+    if unknown:
+        raise ValueError(
+            f"{name}: unknown parameter(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(known)) or 'none'}"
+        )
+    stack = [(v, depth + 1) for v in params.values()]
+    while stack:
+        value, level = stack.pop()
+        if level > _MAX_COMPONENT_DEPTH:
+            raise ValueError(f"{name}: a value nests more than {_MAX_COMPONENT_DEPTH} levels deep")
+        if isinstance(value, dict) and isinstance(value.get("type"), str):
+            _check_components(value, level)
+        elif isinstance(value, dict):
+            stack.extend((v, level + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, level + 1) for v in value)
+
+
+def _build(data: dict[str, Any]) -> Any:
+    """Construct what :func:`_check_components` admitted."""
+    name = data["type"]
+    kind = _allowed_type(name)
+    if kind is Pipeline:
+        return Pipeline(_build(s) for s in data["stages"])
+    params = data.get("init_parameters", {})
+    try:
+        return kind(**{k: _from_plain(v) for k, v in params.items()})
+    except TypeError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _from_plain(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_from_plain(v) for v in value)
     if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return component_from_dict(value)
+        return _build(value)
     if isinstance(value, dict):
         return {k: _from_plain(v) for k, v in value.items()}
     return value
