@@ -554,6 +554,7 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
     )
     print_table(results)
     return 0
+    from logic_rag.outputs import check_output_file
 
 
 def _cmd_fit_cascade(args: argparse.Namespace) -> int:
@@ -627,6 +628,7 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     )
     return 0
 
+    from logic_rag.outputs import check_outside_index
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from logic_rag.evals.demo import run_demo
@@ -642,6 +644,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+    from logic_rag.outputs import check_outside_index
 def _cmd_world(args: argparse.Namespace) -> int:
     from logic_rag.evals.world import main as world_main
 

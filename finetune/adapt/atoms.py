@@ -57,6 +57,7 @@ def atom_key(text: str) -> str:
 def read_queries(path: str | Path) -> list[str]:
     """Questions from a log: JSONL with a ``query`` field, or plain text, one per line."""
     from logic_rag.errors import CorpusFormatError
+    from logic_rag.json_limits import JsonDepthError, loads_bounded
 
     path = Path(path)
     out: list[str] = []
@@ -67,7 +68,9 @@ def read_queries(path: str | Path) -> list[str]:
                 continue
             if text.startswith("{"):
                 try:
-                    row = json.loads(text)
+                    row = loads_bounded(text)
+                except JsonDepthError as exc:
+                    raise CorpusFormatError(path, lineno, str(exc)) from None
                 except ValueError:
                     raise CorpusFormatError(path, lineno, "not a JSON object") from None
                 query = row.get("query") if isinstance(row, dict) else None

@@ -109,6 +109,9 @@ def adapt(
     manifest = index / MANIFEST_NAME
     if not manifest.is_file():
         raise AdaptError(f"{index} has no {MANIFEST_NAME}: not an index folder (`logic-rag index`)")
+    from logic_rag.outputs import check_outside_index
+
+    check_outside_index(out)  # a run folder inside an index would damage it (item 15)
     queries_path = Path(queries) if queries is not None else None
     if queries_path is not None and not queries_path.is_file():
         raise AdaptError(f"--queries {queries_path}: no such file")
@@ -127,6 +130,7 @@ def adapt(
     }
     folder = Path(out)
     state = RunState.open(folder, fingerprint)
+    _forget_lost_outputs(folder, state)
     retriever = LogicRetriever.load(index)
     docs = retriever.documents
 
@@ -276,6 +280,46 @@ def adapt(
     atomic_write_text(folder / "README.md", render_card(fingerprint, phases, dev=dev))
     state.finish("card", time.perf_counter() - start, dev=dev or None)
     return _result(folder, state)
+
+
+#: What each finished phase left in the run folder: a phase whose output was deleted
+#: since is run again on resume, instead of reporting files that are not there.
+_PHASE_OUTPUTS = {
+    "atoms": ("atoms.json",),
+    "labels": ("plan.jsonl", "labels.jsonl"),
+    "model": ("model",),
+    "verifier": ("verifier",),
+    "calibration": ("calibration.json",),
+    "card": ("README.md",),
+}
+
+
+def _forget_lost_outputs(folder: Path, state: RunState) -> None:
+    """Mark undone every finished phase whose output is gone, and the card; when the
+    atoms or labels are gone, every phase after them too (they are built from them)."""
+    from .state import PHASES
+
+    lost = [
+        phase
+        for phase in PHASES
+        if state.done(phase)
+        and any(not _present(folder / name) for name in _PHASE_OUTPUTS.get(phase, ()))
+    ]
+    if not lost:
+        return
+    if {"atoms", "labels"} & set(lost):
+        first = min(PHASES.index(p) for p in lost)
+        lost = list(PHASES[first:])
+    for phase in (*lost, "card"):
+        state.phases.pop(phase, None)
+    state.save()
+
+
+def _present(path: Path) -> bool:
+    """A non-empty file, or a folder holding something."""
+    if path.is_dir():
+        return any(path.iterdir())
+    return path.is_file() and path.stat().st_size > 0
 
 
 def _training_queries(

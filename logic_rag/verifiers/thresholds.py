@@ -273,8 +273,11 @@ class CascadeThresholds:
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the sample as JSON, atomically (a reader never sees half a file)."""
-        target = Path(path)
+        """Write the sample as JSON, atomically (a reader never sees half a file); a
+        target inside an index folder, or one that is not a regular file, is refused."""
+        from logic_rag.outputs import check_output_file
+
+        target = check_output_file(path, "the thresholds file")
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
