@@ -557,6 +557,7 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
     from logic_rag.outputs import check_output_file
 
 
+    check_output_file(args.out)  # never into an index folder, a device or a folder
 def _cmd_fit_cascade(args: argparse.Namespace) -> int:
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.verifiers.cascade import fit_cascade
@@ -629,6 +630,7 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     return 0
 
     from logic_rag.outputs import check_outside_index
+    check_outside_index(args.out)
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from logic_rag.evals.demo import run_demo
@@ -644,6 +646,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+    check_outside_index(args.out)
     from logic_rag.outputs import check_outside_index
 def _cmd_world(args: argparse.Namespace) -> int:
     from logic_rag.evals.world import main as world_main
