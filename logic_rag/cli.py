@@ -554,14 +554,14 @@ def _cmd_eval_quest(args: argparse.Namespace) -> int:
     )
     print_table(results)
     return 0
-    from logic_rag.outputs import check_output_file
 
 
-    check_output_file(args.out)  # never into an index folder, a device or a folder
 def _cmd_fit_cascade(args: argparse.Namespace) -> int:
     from logic_rag.logic_retriever import LogicRetriever
+    from logic_rag.outputs import check_output_file
     from logic_rag.verifiers.cascade import fit_cascade
 
+    check_output_file(args.out)  # never into an index folder, a device or a folder
     queries = [text for _, text in _read_queries(args.queries)]
     if not queries:
         raise ValueError(
@@ -629,12 +629,12 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     )
     return 0
 
-    from logic_rag.outputs import check_outside_index
-    check_outside_index(args.out)
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from logic_rag.evals.demo import run_demo
+    from logic_rag.outputs import check_outside_index
 
+    check_outside_index(args.out)
     run_demo(
         args.out,
         model=args.model,
@@ -646,10 +646,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-    check_outside_index(args.out)
-    from logic_rag.outputs import check_outside_index
 def _cmd_world(args: argparse.Namespace) -> int:
     from logic_rag.evals.world import main as world_main
+    from logic_rag.outputs import check_outside_index
+
+    check_outside_index(args.out)
 
     argv = ["--out", args.out, "--entities", str(args.entities), "--seed", str(args.seed)]
     return int(world_main(argv) or 0)
