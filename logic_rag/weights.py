@@ -44,6 +44,7 @@ __all__ = [
     "sha256_file",
     "verify_pinned",
     "verify_files",
+    "discard",
     "MINILM_FILES",
     "MPNET_FILES",
     "QWEN05_FILES",
@@ -106,31 +107,45 @@ def verify_pinned(folder: Path, pinned: Mapping[str, Pinned], what: str) -> None
             )
 
 
-def verify_files(folder: Path, pinned: Mapping[str, Pinned], what: str) -> None:
+def verify_files(
+    folder: Path, pinned: Mapping[str, Pinned], what: str, remedy: str | None = None
+) -> None:
     """Check the pinned files of an installed model folder (other files may exist).
 
     For weights a package installs as plain files (MiniLM): the pin is what lets the
-    packaged copy stand in for the Hugging Face release offline. Checked once per process
-    per file state (path, size, mtime), since a model resolves many times in one run.
+    packaged copy stand in for the Hugging Face release offline; for weights assembled
+    into the cache (EmbeddingGemma, the Qwen GGUFs, mpnet), what makes "checked on every
+    load" true (issue 51 item 3). Checked once per process per file state (path, size,
+    mtime), since a model resolves many times in one run. ``remedy`` ends the message
+    (default: reinstall the package that carries it).
     """
+    remedy = remedy or "reinstall the package that carries it"
     for name, expected in sorted(pinned.items()):
         path = folder / name
         if not path.is_file():
-            raise WeightsIntegrityError(
-                f"{what}: {path} is missing; reinstall the package that carries it."
-            )
+            raise WeightsIntegrityError(f"{what}: {path} is missing; {remedy}.")
         stat = path.stat()
         if stat.st_size != expected.size:
             raise WeightsIntegrityError(
-                f"{what}: {name} is {stat.st_size:,} bytes, the pinned release has "
-                f"{expected.size:,}; reinstall the package that carries it."
+                f"{what}: {path} is {stat.st_size:,} bytes, the pinned release has "
+                f"{expected.size:,}; {remedy}."
             )
         digest = _cached_sha256(str(path), stat.st_size, stat.st_mtime_ns)
         if digest != expected.sha256:
             raise WeightsIntegrityError(
-                f"{what}: {name} has SHA-256 {digest[:16]}…, the pinned release "
-                f"{expected.sha256[:16]}…; the installed copy was altered. Reinstall it."
+                f"{what}: {path} has SHA-256 {digest[:16]}…, the pinned release "
+                f"{expected.sha256[:16]}…; the copy on disk was altered or damaged: {remedy}."
             )
+
+
+def discard(target: Path) -> None:
+    """Remove an assembled copy that failed its check, so it is assembled again: renamed
+    aside first (a reader never sees half a folder), then deleted."""
+    if not target.exists() and not target.is_symlink():
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.damaged-", dir=target.parent))
+    os.replace(target, aside / target.name)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=64)
