@@ -228,6 +228,11 @@ def _search_many(retriever: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+#: Bytes one line of a ``--queries`` file may hold: far above any query (they are cut at
+#: a few thousand characters), far below what would strain memory.
+_QUERY_LINE_BYTES = 2**20
+
+
 def _read_queries(path_text: str) -> Any:
     """Yield ``(id, query)`` from JSONL (a "query" or "text" field, optional "id" / "_id" /
     "qid") or from plain text (one query per line, ids are line numbers).
@@ -239,23 +244,47 @@ def _read_queries(path_text: str) -> Any:
     pipe, and a second open would miss what a first look at it consumed (issue 42 item 1
     lost the first 8 KB that way). The lines read to find the format are replayed.
     """
+    import contextlib
     import itertools
 
     from logic_rag.corpus import decode_line, read_jsonl
     from logic_rag.encoders.dense import check_unicode
     from logic_rag.errors import CorpusFormatError
+    from logic_rag.inputs import check_input_file
 
-    path = Path(path_text)
+    stdin = path_text == "-"
+    path = Path("<stdin>" if stdin else path_text)
     if path.is_dir():
         raise CorpusFormatError(path, None, "is a folder, not a query file")
-    with open(path, "rb") as handle:
+    if not stdin:
+        check_input_file(path, "--queries", streams=True)  # devices and pipes are read bounded
+
+    def bounded(handle: Any) -> Any:
+        """Lines read at most :data:`_QUERY_LINE_BYTES` far (``/dev/zero`` is one endless
+        line: refused after 1 MiB, not read into memory until the machine runs out)."""
+        lineno = 0
+        while raw := handle.readline(_QUERY_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > _QUERY_LINE_BYTES and not (
+                len(raw) == _QUERY_LINE_BYTES + 1 and raw.endswith(b"\n")
+            ):
+                raise CorpusFormatError(
+                    path,
+                    lineno,
+                    f"the line is longer than {_QUERY_LINE_BYTES:,} bytes; a query file holds "
+                    f"one short query per line",
+                )
+            yield raw
+
+    with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(path, "rb") as handle:
+        raw_lines = bounded(handle)
         seen: list[bytes] = []
-        for raw in handle:
+        for raw in raw_lines:
             seen.append(raw)
             if raw.strip():
                 break
         first = seen[-1] if seen else b""
-        lines = itertools.chain(seen, handle)  # every line once, in order
+        lines = itertools.chain(seen, raw_lines)  # every line once, in order
         if path.suffix in (".jsonl", ".json") or first.lstrip().startswith(b"{"):
             for lineno, row in read_jsonl(path, handle=lines):  # type: ignore[arg-type]
                 text = row.get("query", row.get("text"))
@@ -849,6 +878,10 @@ def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(
             "--quality-* and --llm-rerank-top flags apply to --strategy quality or llm-rerank"
         )
+    if given.get("quality_thresholds") is not None:
+        from logic_rag.inputs import check_input_file
+
+        check_input_file(given["quality_thresholds"], "--quality-thresholds")
     if given.get("quality_bounds") == "calibrated" and not given.get("quality_thresholds"):
         raise ValueError(
             "--quality-bounds calibrated needs --quality-thresholds FILE: fit one with "
@@ -863,8 +896,9 @@ def _verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     changes = {**_second_verifier_config(args), **_quality_config(args)}
     calibration = getattr(args, "verdict_calibration", None)
     if calibration is not None:
-        if not Path(calibration).is_file():
-            raise ValueError(f"--verdict-calibration {calibration}: no such file")
+        from logic_rag.inputs import check_input_file
+
+        check_input_file(calibration, "--verdict-calibration")
         changes["verdict_calibration"] = calibration
     return changes
 
@@ -1378,8 +1412,10 @@ def _check_search_early(args: argparse.Namespace) -> None:
         )
     if args.k < 1:
         raise ValueError(f"-k must be at least 1, got {args.k}")
-    if args.queries is not None and not Path(args.queries).exists():
-        raise FileNotFoundError(f"--queries {args.queries}: no such file")
+    if args.queries is not None and args.queries != "-":
+        from logic_rag.inputs import check_input_file
+
+        check_input_file(args.queries, "--queries", streams=True)
     _verifier_config(args)  # the --verifier / --quality-* flags raise their own errors here
     _check_models_early(args.model, args.decomposer, args.decomposer_model)
     manifest_path = Path(args.index_dir) / "manifest.json"

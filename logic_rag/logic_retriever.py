@@ -677,6 +677,10 @@ class LogicRetriever:
             or len(self) < SMALL_CORPUS_RANKS * settings.evidence.threshold_rank
         )
         calibrate = None if relative else self._verdict_calibration(settings)
+        if relative and logic_of(settings).verdict_calibration is not None:
+            self._calibration_unused(
+                settings, len(self) if state.info.get("calibration") != "candidates" else None
+            )
         if state.probs is not None:
             sources = state.pair_source
             for hit, j in zip(hits, order.tolist(), strict=False):
@@ -725,11 +729,38 @@ class LogicRetriever:
 
         def load() -> EvidenceCalibration:
             calibration = EvidenceCalibration.load(path)
-            calibration.check_encoder(self.dense.encoder.fingerprint)
+            calibration.check_for(
+                encoder_sha256=self.dense.encoder.fingerprint,
+                encoder_name=str(getattr(self.dense.encoder, "name", "encoder")),
+                corpus=self.resources.corpus_fingerprint(),
+            )
             return calibration
 
         stamp = str(Path(path).stat().st_mtime_ns) if Path(path).is_file() else "missing"
         return self.resources.loaded(("verdict-calibration", str(path), stamp), load)
+
+    def _calibration_unused(self, settings: CheckedSettings, corpus_size: int | None) -> None:
+        """Say once per retriever that the verdict calibration is not applied: evidence
+        calibrated against a small corpus (or a reranker's candidates) is relative, and
+        its band is the wide one (issue 51 item 16: it was ignored without a word)."""
+        path = logic_of(settings).verdict_calibration
+        why = (
+            f"the index holds {corpus_size} documents, under the "
+            f"{SMALL_CORPUS_RANKS * settings.evidence.threshold_rank} a calibrated verdict needs"
+            if corpus_size is not None
+            else "the evidence is calibrated on the given candidates only"
+        )
+
+        def warn() -> bool:
+            warnings.warn(
+                f"the verdict calibration {path} is not used: {why}; verdicts use the wide "
+                f"band of relative evidence",
+                UserWarning,
+                stacklevel=outside_stacklevel(),
+            )
+            return True
+
+        self.resources.loaded(("verdict-calibration-unused", str(path)), warn)
 
     def _finish(self, state: QueryState, hits: list[Hit]) -> list[Hit]:
         plan = state.plan

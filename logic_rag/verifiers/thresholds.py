@@ -297,9 +297,9 @@ class CascadeThresholds:
         or verifier (every field of ``key`` must be in the file and equal)."""
         p = Path(path)
         try:
-            if p.exists() and not p.is_file():
-                raise ValueError("not a regular file")
-            data = json.loads(p.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+            from logic_rag.inputs import read_small_file
+
+            data = json.loads(read_small_file(p), parse_constant=_refuse_constant)
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
             if data.get("format") != "logic-rag cascade thresholds":

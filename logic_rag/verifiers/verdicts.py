@@ -15,7 +15,6 @@ labelled pairs of the corpus measured it.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +75,8 @@ class EvidenceCalibration:
     ys: tuple[float, ...]
     source: str
     encoder_sha256: str | None = None
+    #: A fit-cascade sample's key (corpus, encoder, ...); None for ``calibration.json``.
+    key: dict[str, str] | None = None
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         return np.interp(np.asarray(p, dtype=np.float64), self.xs, self.ys)
@@ -83,9 +84,12 @@ class EvidenceCalibration:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EvidenceCalibration:
         """Read either file; one-line ``ValueError`` naming the file when it is neither."""
+        from logic_rag.inputs import read_small_file
+        from logic_rag.json_limits import loads_bounded
+
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = loads_bounded(read_small_file(p), parse_constant=_refuse_constant)
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
             if data.get("format") == "logic-rag cascade thresholds":
@@ -94,7 +98,7 @@ class EvidenceCalibration:
                 thresholds = CascadeThresholds.load(p)
                 xs = np.linspace(0.0, 1.0, 101)
                 ys = thresholds.expected(xs, positive=True)
-                return cls(tuple(xs.tolist()), tuple(ys.tolist()), str(p))
+                return cls(tuple(xs.tolist()), tuple(ys.tolist()), str(p), key=thresholds.key)
             xs_raw, ys_raw = data["map"]["x"], data["map"]["y"]
             xs = np.asarray(xs_raw, dtype=np.float64)
             ys = np.asarray(ys_raw, dtype=np.float64)
@@ -102,20 +106,56 @@ class EvidenceCalibration:
                 raise ValueError("map.x and map.y must be lists of one length")
             if not (np.isfinite(xs).all() and np.isfinite(ys).all()):
                 raise ValueError("the map holds a non-finite number")
-            if (np.diff(xs) < 0).any() or (np.diff(ys) < 0).any() or ys.min() < 0 or ys.max() > 1:
-                raise ValueError("the map must be non-decreasing, with values in [0, 1]")
-            encoder = (data.get("fingerprint") or {}).get("encoder") or {}
+            if (np.diff(xs) < 0).any() or (np.diff(ys) < 0).any():
+                raise ValueError("the map must be non-decreasing")
+            if min(xs.min(), ys.min()) < 0 or max(xs.max(), ys.max()) > 1:
+                raise ValueError("the map's x and y must lie in [0, 1] (they are probabilities)")
+            fingerprint = data.get("fingerprint")
+            encoder = fingerprint.get("encoder") if isinstance(fingerprint, dict) else None
             sha = encoder.get("weights_sha256") if isinstance(encoder, dict) else None
+            if not isinstance(sha, str) or not sha:
+                raise ValueError(
+                    "it does not say which encoder it was fitted for (no "
+                    "fingerprint.encoder.weights_sha256); run `logic-rag adapt` for this index"
+                )
             return cls(tuple(xs.tolist()), tuple(ys.tolist()), str(p), sha)
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, OverflowError) as exc:
             what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
             raise ValueError(f"cannot read a verdict calibration from {p}: {what}") from None
 
+    def check_for(self, *, encoder_sha256: str, encoder_name: str, corpus: str) -> None:
+        """Refuse a map fitted for another set-up: a ``calibration.json`` for another
+        encoder's weights, a fit-cascade sample for another corpus or encoder (its key,
+        checked as the ``quality`` thresholds are; every field required)."""
+        if self.key is None:
+            self.check_encoder(encoder_sha256)
+            return
+        want = {"encoder": encoder_name, "corpus": corpus}
+        missing = sorted(k for k in want if not self.key.get(k))
+        if missing:
+            raise ValueError(
+                f"the verdict calibration {self.source} does not say which "
+                f"{', '.join(missing)} it was fitted for; fit it again with `logic-rag "
+                f"fit-cascade` for this index"
+            )
+        differ = sorted(k for k in want if self.key[k] != want[k])
+        if differ:
+            raise ValueError(
+                f"the verdict calibration {self.source} was fitted for another "
+                f"{', '.join(differ)} ({'; '.join(f'{k}: {self.key[k][:40]}' for k in differ)}"
+                f"); fit it again for this index with `logic-rag fit-cascade`, or run "
+                f"`logic-rag adapt`"
+            )
+
     def check_encoder(self, sha256: str) -> None:
         """Refuse a map fitted on another encoder's evidence."""
-        if self.encoder_sha256 and self.encoder_sha256 != sha256:
+        if self.encoder_sha256 != sha256:
             raise ValueError(
                 f"the verdict calibration {self.source} was fitted for another encoder "
-                f"(weights {self.encoder_sha256[:12]}, this index's {sha256[:12]}); run "
+                f"(weights {(self.encoder_sha256 or 'unknown')[:12]}, this index's {sha256[:12]}); run "
                 f"`logic-rag adapt` for this index"
             )
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number")

@@ -48,7 +48,7 @@ def test_fit_cascade_sample_gives_its_isotonic_map(tmp_path):
     [
         ([0.0, 1.0], [0.9, 0.1], "non-decreasing"),
         ([0.0, 1.0], [0.0], "one length"),
-        ([0.0, 1.0], [0.0, 2.0], r"values in \[0, 1\]"),
+        ([0.0, 1.0], [0.0, 2.0], r"in \[0, 1\]"),
     ],
 )
 def test_bad_maps_are_refused_naming_the_file(tmp_path, xs, ys, message):
