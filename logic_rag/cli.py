@@ -1378,6 +1378,11 @@ def _check_early(args: argparse.Namespace) -> None:
     (:data:`logic_rag.strategies.STRATEGIES`, ~0.1 s to import, no torch), so every
     sub-command with ``--strategy`` (search, eval, fit-cascade) fails within a second.
     """
+    verifier = getattr(args, "verifier", None)
+    if isinstance(verifier, str):
+        from logic_rag.verifiers.spec import check_verifier_spec
+
+        check_verifier_spec(verifier)  # a typo'd model fails now, not after the index loads
     names = getattr(args, "strategy", None)
     if not isinstance(names, str):
         return
@@ -1387,13 +1392,9 @@ def _check_early(args: argparse.Namespace) -> None:
         if not name:
             continue  # `eval beir --strategy ""` means plain dense retrieval
         if name not in STRATEGIES:
-            import difflib
+            from logic_rag.strategies import unknown_strategy
 
-            close = difflib.get_close_matches(name, list(STRATEGIES), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(
-                f"unknown strategy {name!r}{hint}; choose from {', '.join(STRATEGIES)}"
-            )
+            raise unknown_strategy(name)
 
 
 def _check_search_early(args: argparse.Namespace) -> None:
@@ -1419,6 +1420,7 @@ def _check_search_early(args: argparse.Namespace) -> None:
     _verifier_config(args)  # the --verifier / --quality-* flags raise their own errors here
     _check_models_early(args.model, args.decomposer, args.decomposer_model)
     manifest_path = Path(args.index_dir) / "manifest.json"
+    _check_index_model_early(manifest_path, args.model)
     if STRATEGIES[args.strategy].needs_sparse and manifest_path.is_file():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -1432,6 +1434,40 @@ def _check_search_early(args: argparse.Namespace) -> None:
             )
 
 
+def _check_index_model_early(manifest_path: Path, model: str | None) -> None:
+    """``--model`` naming another registered model than the one the index was built with
+    fails before either loads (comparing weights needs the model: 7 s for EmbeddingGemma).
+    Folders and hub ids outside the registry are left to the loader's weights check (a
+    trained query encoder may serve another model's documents)."""
+    if model is None or not manifest_path.is_file():
+        return
+    from logic_rag.models import registered_name
+
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        built = manifest["model"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # the loader reports a damaged manifest with its own message
+    wanted, recorded = registered_name(model), registered_name(str(built))
+    if wanted and recorded and wanted != recorded:
+        from logic_rag import models
+        from logic_rag.encoders.query_only import document_encoder_meta
+
+        shipped = getattr(models, "SHIPPED_DIR", None)
+        if shipped is not None and (shipped / wanted).is_dir():
+            return  # a shipped adapter (a query tower over a base): the loader decides
+        try:
+            if document_encoder_meta(models.resolve_model(model).path) is not None:
+                return  # a query encoder trained for some document encoder: the loader decides
+        except (ValueError, LookupError):
+            return
+        folder = manifest_path.parent
+        raise ValueError(
+            f"{folder} was built with {built!r}, not {model!r}: search it without --model "
+            f"(the index names its model) or rebuild it with `logic-rag index --model {model}`"
+        )
+
+
 def _check_models_early(model: str | None, decomposer: str, decomposer_model: str) -> None:
     """Resolve the named models (finding the weights, not loading them) before the index
     and dense model load: a typo'd ``--model`` or ``--decomposer-model`` used to fail only
@@ -1439,7 +1475,7 @@ def _check_models_early(model: str | None, decomposer: str, decomposer_model: st
     from logic_rag.models import resolve_model
 
     if model is not None:
-        resolve_model(model)
+        resolve_model(model, kind="dense")
     if decomposer == "rules":
         return
     from logic_rag.generators.base import parse_spec
@@ -1447,7 +1483,7 @@ def _check_models_early(model: str | None, decomposer: str, decomposer_model: st
     spec = parse_spec(decomposer_model)
     local = spec.backend in ("transformers", "llamacpp", "vllm")
     if local and spec.model and not Path(spec.model).expanduser().is_file():
-        resolve_model(spec.model)
+        resolve_model(spec.model, kind="generator")
 
 
 def _positive_seconds(text: str) -> float:

@@ -98,7 +98,9 @@ def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
     if isinstance(strategy, Stage):
         return strategy
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        from logic_rag.strategies import unknown_strategy
+
+        raise unknown_strategy(strategy)
     if STRATEGIES[strategy].needs_sparse and not has_sparse:
         raise ValueError(
             f"strategy {strategy!r} needs a SPLADE index: build with sparse_model='splade-tiny'"

@@ -548,6 +548,16 @@ def _hub_offline() -> bool:
     return value.strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
+def registered_name(name: str | os.PathLike[str]) -> str | None:
+    """The registry name that ``name`` (a short name, a deprecated alias or a registered
+    model's hub id) stands for, without touching any file; None for anything else."""
+    text = os.fspath(name).strip()
+    spec = MODELS.get(text.lower()) or _registered_hub_id(text)
+    if spec is None:
+        return None
+    return spec.alias_of or spec.name
+
+
 def _registered_hub_id(text: str) -> ModelSpec | None:
     lowered = text.lower()
     return next((s for s in MODELS.values() if s.hub_id and s.hub_id.lower() == lowered), None)
@@ -598,7 +608,9 @@ def _from_hub(repo_id: str, revision: str | None) -> ResolvedModel:
     return ResolvedModel(name, folder, _local_kind(folder), dtype=_local_dtype(folder))
 
 
-def resolve_model(name: str | os.PathLike[str], *, revision: str | None = None) -> ResolvedModel:
+def resolve_model(
+    name: str | os.PathLike[str], *, revision: str | None = None, kind: ModelKind | None = None
+) -> ResolvedModel:
     """Resolve a local folder, a Hugging Face id or a registered short name to weights.
 
     Folders load as they are. A hub id (``org/name``; ``org/name@rev`` or ``revision=``
@@ -607,7 +619,8 @@ def resolve_model(name: str | os.PathLike[str], *, revision: str | None = None) 
     registered model (``google/embeddinggemma-300m``) that the cache cannot serve offline
     falls back to its pinned copy, unless a revision is pinned. A short name loads its
     pinned copy (SHA-256 checked). Raises :class:`ModelNotFoundError` with one line that
-    says what to install, download or pass.
+    says what to install, download or pass; ``kind`` (the role the caller wants) narrows
+    the names that line offers to that role's.
     """
     text = os.fspath(name).strip()
     if not text:
@@ -651,11 +664,30 @@ def resolve_model(name: str | os.PathLike[str], *, revision: str | None = None) 
         # The same weights, pinned: the offline source of a registered release.
         resolved = registered.locate()
         return replace(resolved, dtype=registered.dtype)
-    known = ", ".join(sorted(MODELS))
-    raise ModelNotFoundError(
-        f"unknown model {text!r}: not a registered short name ({known}), a local folder or a "
-        f"Hugging Face id (org/name); logic-rag never downloads a name it cannot resolve. "
-        f"See `logic-rag models`."
+    raise ModelNotFoundError(_unknown_model_message(text, kind))
+
+
+def _unknown_model_message(text: str, kind: ModelKind | None) -> str:
+    """One line: the closest registered name of the wanted ``kind`` (deprecated aliases
+    left out) and the registered names by role, so a generator is never offered where a
+    dense model is wanted."""
+    import difflib
+
+    current = [s for s in _SPECS if kind is None or s.kind == kind]
+    close = difflib.get_close_matches(text.lower(), [s.name for s in current], n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    known = "; ".join(
+        f"{role}: {', '.join(sorted(s.name for s in current if s.kind == role))}"
+        for role in ("dense", "sparse", "generator", "cross-encoder")
+        if any(s.kind == role for s in current)
+    )
+    if kind:
+        known = ", ".join(sorted(s.name for s in current))
+    what = f"a registered {kind} model" if kind else "a registered short name"
+    return (
+        f"unknown model {text!r}{hint}: not {what} ({known}), a local folder or a Hugging "
+        f"Face id (org/name); logic-rag never downloads a name it cannot resolve. See "
+        f"`logic-rag models`."
     )
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "pipeline_of",
     "pipeline_over_candidates",
     "settings_of",
+    "unknown_strategy",
 ]
 
 Calibration = Literal["candidates", "corpus"]
@@ -453,9 +454,18 @@ def _strategy(name: str) -> Strategy:
     try:
         return STRATEGIES[name]
     except (KeyError, TypeError):
-        raise ValueError(
-            f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}"
-        ) from None
+        raise unknown_strategy(name) from None
+
+
+def unknown_strategy(name: object) -> ValueError:
+    """The error for a name that is not in :data:`STRATEGIES`, with the closest name when
+    there is one (``unknown strategy 'rernak' (did you mean 'rerank'?); choose one of ...``),
+    the same from Python and the command line."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(STRATEGIES), n=1) if isinstance(name, str) else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ValueError(f"unknown strategy {name!r}{hint}; choose one of {', '.join(STRATEGIES)}")
 
 
 def settings_of(

@@ -237,7 +237,7 @@ class DenseEncoder:
         max_batch_tokens: int | None = None,
     ) -> None:
         self.resolved: ResolvedModel = resolve_model(
-            default_dense_model() if model is None else model
+            default_dense_model() if model is None else model, kind="dense"
         )
         if self.resolved.kind != "dense":
             raise ValueError(

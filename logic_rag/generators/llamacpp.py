@@ -91,7 +91,7 @@ def resolve_gguf(model: str) -> Path:
         return path.resolve()
     from logic_rag.models import resolve_model
 
-    resolved = resolve_model(model)
+    resolved = resolve_model(model, kind="generator")
     if resolved.gguf_file is None:
         found = sorted(resolved.path.glob("*.gguf"))
         if len(found) != 1:

@@ -68,7 +68,7 @@ def load_causal_lm(model: str, device: str = "cpu", dtype: str | None = None) ->
     :class:`TransformersGenerator` keeps what it loaded)."""
     from logic_rag.models import resolve_model
 
-    resolved = resolve_model(model)
+    resolved = resolve_model(model, kind="generator")
     # GGUF models are generators; an HF folder is one if its config names a causal LM (the
     # registry calls every non-GGUF folder "dense", exported generators included).
     if resolved.kind != "generator" and not _is_causal_lm(resolved.path):
