@@ -433,7 +433,8 @@ def _print_hits(hits: Any, *, explain: bool) -> None:
 
 
 def _quiet_model_loading() -> None:
-    """No "Loading weights" bars for a search: the answer is the only output wanted."""
+    """No "Loading weights" bars (for a search, where the answer is the only output wanted,
+    and under ``-q`` / ``--quiet``)."""
     import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -1327,6 +1328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from logic_rag.generators.base import set_default_deadline
 
         set_default_deadline(args.deadline)
+    if getattr(args, "quiet", False):
+        _quiet_model_loading()  # quiet means quiet: no "Loading weights" bars either
     try:
         _check_early(args)
         return int(args.func(args) or 0)

@@ -118,3 +118,14 @@ def test_python_verifier_model_typo_fails_when_the_settings_are_made() -> None:
     with pytest.raises(ModelNotFoundError, match=r"llm:qwen2.5-3b: unknown model 'qwen2.5-3b'"):
         VerifySettings(verifier="llm:qwen2.5-3b")
     assert time.perf_counter() - started < 2.0
+
+
+def test_quiet_means_no_loading_bars(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(
+        json.dumps({"title": "Avocados", "text": "Avocados are green fruits."}) + "\n", "utf-8"
+    )
+    argv = ["index", "--docs", str(docs), "--out", str(tmp_path / "idx"), "--model", "minilm"]
+    assert main([*argv, "-q"]) == 0
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "Batches" not in err and "%|" not in err
