@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from logic_rag.compose.soft_logic import TNorm
+from logic_rag.field_checks import check_field_values
 from logic_rag.generators.base import check_deadline
 from logic_rag.pipeline.exclusion import ExcludeViolations, ExclusionMode
 from logic_rag.verifiers.base import Polarity, Verifier, Verify
@@ -115,6 +116,11 @@ class StrategySettings:
     #: Nested settings groups, by field name, that ``from_dict`` rebuilds from dicts.
     _groups: ClassVar[dict[str, type[StrategySettings]]] = {}
 
+    def __post_init__(self) -> None:
+        # Every value against its annotation first: a NaN weight, "100" as a depth or an
+        # unknown t-norm is one clear error here, not zero hits or a KeyError later.
+        check_field_values(self)
+
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain JSON values (groups as nested dicts).
 
@@ -173,6 +179,7 @@ class EvidenceSettings(StrategySettings):
     passage_weight: float = 0.5
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.verifier()  # the verifier owns these values and checks them
 
     def verifier(self) -> EmbeddingVerifier:
@@ -208,6 +215,7 @@ class LogicSettings(StrategySettings):
     verdict_calibration: str | None = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.exclude_violations is not None and not 0.0 < self.exclude_violations <= 1.0:
             raise ValueError("exclude_violations must be in (0, 1] (or None to keep soft logic)")
         if self.exclusion_mode not in ("sink", "drop"):
@@ -238,12 +246,13 @@ class CheckedSettings(StrategySettings):
     logic: LogicSettings = field(default_factory=LogicSettings)
 
     def __post_init__(self) -> None:
-        for name, group in self._groups.items():
+        for name, group in self._groups.items():  # before the values: they name the group
             if not isinstance(getattr(self, name), group):
                 raise TypeError(
                     f"{type(self).__name__}.{name} must be a {group.__name__}, "
                     f"got {type(getattr(self, name)).__name__}"
                 )
+        super().__post_init__()
         if getattr(self, "candidates", 1) < 1:
             raise ValueError("candidates must be >= 1")
         if not 0.0 <= getattr(self, "positive_prior", 0.0) <= 1.0:

@@ -87,9 +87,12 @@ class Pipeline(Stage):
         self.stages: tuple[Stage, ...] = tuple(s for stage in stages for s in _flatten(stage))
         if not self.stages:
             raise ValueError("a pipeline needs at least one stage")
+        from logic_rag.field_checks import check_field_values
+
         for stage in self.stages:
             if not isinstance(stage, Stage):
                 raise TypeError(f"{stage!r} is not a pipeline Stage")
+            check_field_values(stage)  # NaN weights, "100" depths, unknown t-norms
 
     def __iter__(self) -> Iterator[Stage]:
         return iter(self.stages)
