@@ -82,7 +82,7 @@ def _compete(kind: str, threads: int) -> None:
         while time.monotonic() < deadline:
             model.encode(texts, batch_size=64)
     elif kind == "llamacpp":
-        from logic_rag.generators.base import make_generator
+        from logic_rag.generators.factory import make_generator
 
         gen = make_generator("llamacpp:smollm2-135m", n_threads=threads)
         while time.monotonic() < deadline:

@@ -231,7 +231,7 @@ def llm_generator(spec: str, device: str | None = None) -> Any:
     """
     if device is None or not spec.startswith("transformers:"):
         return spec
-    from logic_rag.generators.base import make_generator
+    from logic_rag.generators.factory import make_generator
 
     return make_generator(spec, device=device)
 

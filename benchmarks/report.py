@@ -266,7 +266,7 @@ def write_combined(results: Sequence[tuple[str, dict[str, Any]]], md: Path) -> t
     ``results`` are ``(name, result)`` pairs; the figure holds every run's ratios, each
     labelled with its run's name.
     """
-    from benchmarks.run import format_table
+    from benchmarks.table import format_table
     from logic_rag.atomic import atomic_write_text
 
     png = md.with_suffix(".png")
@@ -301,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from benchmarks.run import format_table
+    from benchmarks.table import format_table
 
     loaded: list[tuple[str, dict[str, Any]]] = []
     for arg in args:

@@ -923,7 +923,8 @@ def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
         "pipeline_parallel_size": args.pipeline_parallel_size,
     }
     if any(v != 1 for v in parallel.values()):
-        from logic_rag.generators.base import parallel_options, parse_spec
+        from logic_rag.generators.base import parallel_options
+        from logic_rag.generators.factory import parse_spec
         from logic_rag.verifiers.llm import LLMVerifier
 
         kind, _, generator = args.verifier.strip().partition(":")
@@ -1481,7 +1482,7 @@ def _check_models_early(model: str | None, decomposer: str, decomposer_model: st
         resolve_model(model, kind="dense")
     if decomposer == "rules":
         return
-    from logic_rag.generators.base import parse_spec
+    from logic_rag.generators.factory import parse_spec
 
     spec = parse_spec(decomposer_model)
     local = spec.backend in ("transformers", "llamacpp", "vllm")

@@ -14,7 +14,6 @@ and warns (DeprecationWarning).
 from __future__ import annotations
 
 import os
-import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,15 +35,17 @@ from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import CorpusFormatError, IndexCorruptError, IndexMismatchError
 from logic_rag.index.exact import ExactIndex
 from logic_rag.index.faiss_index import DenseIndex, IndexKind
+from logic_rag.index.layout import (
+    DOCS_FILE,
+    EXACT_FILE,
+    FAISS_FILE,
+    dense_manifest,
+    document_row,
+)
 from logic_rag.index.snapshot import IndexSnapshot, open_snapshot
 from logic_rag.index.store import write_folder
 
 __all__ = ["Hit", "DenseRetriever", "make_hits", "dense_manifest", "document_row"]
-
-FAISS_FILE = "index.faiss"
-DOCS_FILE = "documents.jsonl"
-#: IVF-PQ's exact document vectors (float16), read for the candidates a search rescores.
-EXACT_FILE = "doc_vectors.npy"
 
 
 @dataclass
@@ -395,34 +396,6 @@ class DenseRetriever:
         return [self._hits(s, i) for s, i in zip(scores, ids, strict=True)]
 
 
-def dense_manifest(
-    encoder: DenseEncoder, *, dimension: int, index_kind: str, document_count: int
-) -> dict[str, Any]:
-    """The manifest entries every index folder has (model record, dimension, metric,
-    index kind, document count, documents file); shared by :meth:`DenseRetriever.save` and the
-    chunked builder (:mod:`logic_rag.index.streaming`), so both write the same folder."""
-    return {
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "model": {
-            "name": encoder.name,
-            "weights_sha256": encoder.fingerprint,
-            "config": encoder.config,
-            "config_sha256": encoder.config_fingerprint,
-        },
-        "dimension": dimension,
-        "normalized": encoder.normalize,
-        "metric": "inner_product",
-        "index_kind": index_kind,
-        "document_count": document_count,
-        "documents_file": DOCS_FILE,
-    }
-
-
-def document_row(document: Document) -> dict[str, Any]:
-    """A document as its ``documents.jsonl`` row (strict JSON: no NaN or infinity)."""
-    return _finite_json(document.to_json())
-
-
 def _save_npy(path: Path, array: np.ndarray) -> None:
     from logic_rag.atomic import atomic_open
 
@@ -463,17 +436,6 @@ def check_k(k: object) -> int:
 def _cap_k(k: int, size: int) -> int:
     """``k`` checked and capped at the corpus size before anything is allocated for it."""
     return min(check_k(k), max(size, 1))
-
-
-def _finite_json(value: Any) -> Any:
-    """``value`` with NaN and infinities replaced by ``None`` (strict JSON has neither)."""
-    if isinstance(value, float):
-        return value if np.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite_json(v) for v in value]
-    return value
 
 
 _INDEX_KINDS = ("flat", "hnsw", "ivfpq")

@@ -159,7 +159,8 @@ class RagEvalConfig:
         }
 
     def _check_parallel(self) -> None:
-        from logic_rag.generators.base import parallel_options, parse_spec
+        from logic_rag.generators.base import parallel_options
+        from logic_rag.generators.factory import parse_spec
 
         if not parallel_options("vllm", **self.parallel()):
             return
@@ -414,7 +415,8 @@ def open_retriever(
 
 def _make_generator(spec: str, parallel: Mapping[str, Any] | None = None) -> Any:
     """The generator of ``spec``; ``parallel`` (vLLM sizes) applies to vllm: specs only."""
-    from logic_rag.generators.base import make_generator, parallel_options, parse_spec
+    from logic_rag.generators.base import parallel_options
+    from logic_rag.generators.factory import make_generator, parse_spec
 
     parsed = parse_spec(spec)
     parallel = dict(parallel or {})

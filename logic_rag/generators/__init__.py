@@ -22,8 +22,8 @@ _EXPORTS: dict[str, str] = {
     "GeneratorSpec": "base",
     "ScoresChoices": "base",
     "LlamaCppGenerator": "llamacpp",
-    "make_generator": "base",
-    "parse_spec": "base",
+    "make_generator": "factory",
+    "parse_spec": "factory",
     "TransformersGenerator": "transformers_local",
     "VLLMGenerator": "vllm_engine",
     "shutdown_engines": "vllm_engine",
@@ -42,10 +42,9 @@ if TYPE_CHECKING:
         GeneratorError,
         GeneratorSpec,
         ScoresChoices,
-        make_generator,
-        parse_spec,
     )
     from .export import export_hf
+    from .factory import make_generator, parse_spec
     from .llamacpp import LlamaCppGenerator
     from .llm_adapter import GeneratorLLM
     from .openai_server import OpenAIGenerator, Server, serve

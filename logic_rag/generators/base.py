@@ -4,7 +4,7 @@ The RAG runner and the LLM judges must not care whether answers come from a mode
 in-process by transformers, an in-process vLLM engine, or a vLLM server behind its
 OpenAI-compatible API. They all satisfy :class:`Generator` (a batch of user prompts in,
 one answer per prompt out, always with an explicit ``max_tokens``) and are built from one
-string by :func:`make_generator`:
+string by :func:`~logic_rag.generators.factory.make_generator`:
 
 * ``"smollm2-135m"`` or ``"transformers:<registry name or folder>"``: in-process
   transformers (the offline default);
@@ -59,9 +59,7 @@ __all__ = [
     "choice_token_ids",
     "distinct_first_tokens",
     "logprobs_from_top",
-    "make_generator",
     "parallel_options",
-    "parse_spec",
 ]
 
 Backend = Literal["transformers", "vllm", "openai", "llamacpp"]
@@ -194,46 +192,6 @@ def _normalise_base_url(url: str, spec: str) -> str:
 LLAMACPP_FIRST = frozenset({"qwen2.5-coder-1.5b", "qwen2.5-1.5b"})
 
 
-def _fastest_local_backend() -> Backend:
-    from logic_rag.generators.llamacpp import llamacpp_available
-
-    return "llamacpp" if llamacpp_available() else "transformers"
-
-
-def parse_spec(spec: str) -> GeneratorSpec:
-    """Split a spec string into backend, model and (for ``openai:``) base URL.
-
-    A string without a known ``backend:`` prefix is a transformers model (registry name or
-    folder), so plain ``"smollm2-135m"`` and Windows-style paths keep working, except the
-    names in :data:`LLAMACPP_FIRST` (``"qwen2.5-1.5b"``), which take the fastest local
-    runtime installed: llama.cpp, else transformers.
-    """
-    text = spec.strip()
-    if not text:
-        raise GeneratorError(
-            "empty generator spec; use e.g. 'smollm2-135m', 'vllm:smollm2-135m' or "
-            "'openai:http://localhost:8000/v1#MODEL'"
-        )
-    prefix, sep, rest = text.partition(":")
-    backend = prefix.lower()
-    if not sep or backend not in BACKENDS:
-        if text.lower() in LLAMACPP_FIRST:
-            return GeneratorSpec(_fastest_local_backend(), text)
-        return GeneratorSpec("transformers", text)
-    rest = rest.strip()
-    if backend == "openai":
-        url, _, model = rest.partition("#")
-        urls = [u.strip() for u in url.split(",") if u.strip()] or [url]
-        base = ",".join(_normalise_base_url(u, text) for u in urls)
-        return GeneratorSpec("openai", model.strip() or None, base)
-    if not rest:
-        raise GeneratorError(
-            f"generator spec {spec!r} names no model; write '{backend}:smollm2-135m' or "
-            f"'{backend}:/path/to/model'"
-        )
-    return GeneratorSpec(backend, rest)  # type: ignore[arg-type]
-
-
 def parallel_options(
     backend: str,
     *,
@@ -277,36 +235,6 @@ def parallel_options(
             f"not to the {backend} backend; {where}"
         )
     return options
-
-
-def make_generator(spec: str | GeneratorSpec, **options: Any) -> Generator:
-    """Build the generator a spec names; ``options`` go to that backend's constructor.
-
-    Building is cheap: weights load (or the server is contacted) on first use, so a run can
-    be configured and validated before any model is in memory. The vLLM backend checks
-    here that ``vllm`` is importable and fails with how to install it otherwise.
-    """
-    parsed = spec if isinstance(spec, GeneratorSpec) else parse_spec(spec)
-    if parsed.backend == "transformers":
-        from logic_rag.generators.transformers_local import TransformersGenerator
-
-        if (parsed.model or "").lower() in LLAMACPP_FIRST:
-            # 1.5B parameters: float32 is ~4x the memory and far slower on CPUs with bf16.
-            options.setdefault("dtype", "bfloat16")
-
-        return TransformersGenerator(parsed.model or "smollm2-135m", **options)
-    if parsed.backend == "vllm":
-        from logic_rag.generators.vllm_engine import VLLMGenerator
-
-        return VLLMGenerator(parsed.model or "smollm2-135m", **options)
-    if parsed.backend == "llamacpp":
-        from logic_rag.generators.llamacpp import LlamaCppGenerator
-
-        return LlamaCppGenerator(parsed.model or "smollm2-135m", **options)
-    from logic_rag.generators.openai_server import OpenAIGenerator
-
-    assert parsed.base_url is not None
-    return OpenAIGenerator(parsed.base_url, parsed.model, **options)
 
 
 def build_messages(prompt: str, system: str | None = None) -> list[dict[str, str]]:

@@ -39,6 +39,7 @@ __all__ = [
     "FolderFiles",
     "as_files",
     "open_snapshot",
+    "read_manifest",
     "IndexBusyError",
 ]
 
@@ -367,6 +368,20 @@ def open_snapshot(folder: str | os.PathLike[str], *, verify: bool = True) -> Ind
         f"{path} was replaced {OPEN_ATTEMPTS} times while it was being opened; wait for the "
         f"writer to finish and try again"
     )
+
+
+def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dict[str, Any]:
+    """Read and check an index folder's manifest; with ``verify`` also every checksum.
+
+    The file table must be non-empty and name plain files inside ``folder``; with
+    ``verify=False`` (trusted, huge folders) sizes and checksums are not compared, the
+    names still are. Loaders that go on to read the files use :func:`open_snapshot`
+    instead, so that what they parse is the version whose checksums were checked.
+    (Here rather than in :mod:`logic_rag.index.store`, which writes folders: the reader
+    builds on the writer's rules, not the other way round.)
+    """
+    with open_snapshot(folder, verify=verify) as snapshot:
+        return snapshot.manifest
 
 
 class FolderFiles:

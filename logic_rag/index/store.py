@@ -35,7 +35,6 @@ from typing import Any
 
 from logic_rag.atomic import atomic_write_json, make_public_dir
 from logic_rag.errors import IndexCorruptError
-from logic_rag.index.snapshot import open_snapshot
 from logic_rag.json_limits import loads_bounded
 
 __all__ = [
@@ -49,7 +48,6 @@ __all__ = [
     "check_out_dir",
     "recover_leftovers",
     "write_folder",
-    "read_manifest",
     "check_manifest_table",
     "swap_leftovers",
     "listed_file",
@@ -430,19 +428,6 @@ def check_manifest_table(folder: Path, manifest: Any) -> dict[str, Any]:
                 f"rebuild the index"
             )
     return files
-
-
-def read_manifest(folder: str | os.PathLike[str], *, verify: bool = True) -> dict[str, Any]:
-    """Read and check an index folder's manifest; with ``verify`` also every checksum.
-
-    The file table must be non-empty and name plain files inside ``folder``; with
-    ``verify=False`` (trusted, huge folders) sizes and checksums are not compared, the
-    names still are. Loaders that go on to read the files use
-    :func:`~logic_rag.index.snapshot.open_snapshot` instead, so that what they parse is
-    the version whose checksums were checked.
-    """
-    with open_snapshot(folder, verify=verify) as snapshot:
-        return snapshot.manifest
 
 
 def listed_file(folder: str | os.PathLike[str], manifest: Mapping[str, Any], name: Any) -> Path:

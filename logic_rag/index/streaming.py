@@ -387,7 +387,7 @@ class _ChunkWriter:
 
     def commit(self, number: int, chunk: list[Document]) -> None:
         """Embed ``chunk`` (the ``number``-th), write its shards, then record it as done."""
-        from logic_rag.retriever import document_row
+        from logic_rag.index.layout import document_row
 
         hashes = _id_hashes(d.id for d in chunk)
         self._refuse_duplicates(chunk, hashes)
@@ -559,7 +559,7 @@ def _join(
     index_options: dict[str, Any],
 ) -> Path:
     """Write the index folder from the committed shards (see the module docstring)."""
-    from logic_rag.retriever import DOCS_FILE, EXACT_FILE, FAISS_FILE, dense_manifest
+    from logic_rag.index.layout import DOCS_FILE, EXACT_FILE, FAISS_FILE, dense_manifest
 
     chunks = record["chunks"]
     total = sum(c["documents"] for c in chunks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -60,6 +60,11 @@ class Verifier(abc.ABC):
 
     #: Short name, used in explanations and the ``verifier=`` option.
     name: str = "verifier"
+    #: What a verdict of this verifier was calibrated against, reported as a query's
+    #: ``info["calibration"]`` by :class:`Verify`: ``"corpus"`` or ``"candidates"`` for the
+    #: embedding verifiers, None (nothing reported) for the rest. A class attribute, so
+    #: that this interface needs no import of its implementations.
+    calibration_scope: ClassVar[str | None] = None
 
     def warm_up(self) -> None:
         """Load models now rather than on the first search (optional)."""
@@ -233,13 +238,9 @@ class Verify(Stage):
             for s, atoms, pos in work
         ]
         checked = self.verifier.check(requests, ctx) if requests else []
-        from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
-
-        if isinstance(self.verifier, EmbeddingVerifier):
-            # Whether a ✓ / ✗ compares a page with a corpus or only with its fellow candidates.
-            scope = (
-                "candidates" if isinstance(self.verifier, CandidateEmbeddingVerifier) else "corpus"
-            )
+        # Whether a ✓ / ✗ compares a page with a corpus or only with its fellow candidates.
+        scope = getattr(self.verifier, "calibration_scope", None)
+        if scope is not None:
             for state, _, _ in work:
                 state.info["calibration"] = scope
         for (state, atoms, pos), result in zip(work, checked, strict=True):

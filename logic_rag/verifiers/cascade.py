@@ -47,24 +47,10 @@ from logic_rag.verifiers.thresholds import (
     CascadeSample,
     CascadeThresholds,
     importance_sample,
+    thresholds_key,
 )
 
 __all__ = ["CascadeVerify", "fit_cascade", "thresholds_key"]
-
-
-def thresholds_key(expensive: Verifier, ctx: SearchContext, polarity: str) -> dict[str, str]:
-    """What a labelled sample is valid for: the costly verifier, the encoder whose
-    evidence it was compared with, the atom polarity, and the corpus (a fingerprint of
-    its documents). A file fitted for anything else is refused on load."""
-    fingerprint = getattr(expensive, "fingerprint", None)
-    name = fingerprint() if callable(fingerprint) else expensive.describe()
-    encoder = getattr(ctx.resources.dense.encoder, "name", "encoder")
-    return {
-        "expensive": str(name),
-        "encoder": str(encoder),
-        "polarity": str(polarity),
-        "corpus": ctx.resources.corpus_fingerprint(),
-    }
 
 
 @dataclass

@@ -142,8 +142,7 @@ class CertifiedTopK(Stage):
         and refused when it was fitted for another corpus, encoder or verifier."""
         if self.bounds == "hard":
             return HardBounds()
-        from logic_rag.verifiers.cascade import thresholds_key
-        from logic_rag.verifiers.thresholds import CascadeThresholds
+        from logic_rag.verifiers.thresholds import CascadeThresholds, thresholds_key
 
         key = thresholds_key(self.expensive, ctx, self.polarity)
         path = Path(str(self.thresholds))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -44,6 +45,8 @@ class EmbeddingVerifier(Verifier):
     temperature: float = 0.1
     passage_weight: float = 0.5
     name: str = "embedding"
+    #: Verdicts compare a page with the corpus (``info["calibration"]``).
+    calibration_scope: ClassVar[str | None] = "corpus"
 
     def __post_init__(self) -> None:
         if self.atom_depth < 1 or self.threshold_rank < 1:
@@ -110,6 +113,9 @@ class CandidateEmbeddingVerifier(EmbeddingVerifier):
     ``temperature``; with many candidates it is practically the corpus rule. With a
     single candidate there is nothing to compare: every atom gets p = 0.5.
     """
+
+    #: Verdicts compare a page only with its fellow candidates (``info["calibration"]``).
+    calibration_scope: ClassVar[str | None] = "candidates"
 
     def thresholds(self, ranked: np.ndarray, corpus_size: int) -> np.ndarray:
         rank = self.threshold_rank_for(corpus_size)

@@ -79,7 +79,7 @@ class LLMVerifier(PairVerifier):
         if "generator" not in self._loaded:
             gen = self.generator
             if isinstance(gen, str):
-                from logic_rag.generators.base import make_generator
+                from logic_rag.generators.factory import make_generator
 
                 gen = make_generator(gen, **dict(self.generator_options))
             if not callable(getattr(gen, "choice_logprobs", None)):

@@ -40,15 +40,20 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from logic_rag.pipeline.context import SearchContext
+    from logic_rag.verifiers.base import Verifier
 
 __all__ = [
     "Band",
     "CascadeSample",
     "CascadeThresholds",
     "importance_sample",
+    "thresholds_key",
     "fit_band",
     "rate_upper_bound",
     "rate_lower_bound",
@@ -383,3 +388,23 @@ def _booleans(raw: dict[str, Any], name: str) -> list[bool]:
         if not isinstance(v, bool):
             raise ValueError(f"{name}[{i}] is not true or false: {v!r:.40}")
     return list(values)
+
+
+def thresholds_key(expensive: Verifier, ctx: SearchContext, polarity: str) -> dict[str, str]:
+    """What a labelled sample is valid for: the costly verifier, the encoder whose
+    evidence it was compared with, the atom polarity, and the corpus (a fingerprint of
+    its documents). A file fitted for anything else is refused on load.
+
+    Here, beside the file format, so that both stages that read a sample
+    (:class:`~logic_rag.verifiers.cascade.CascadeVerify` and
+    :class:`~logic_rag.verifiers.certified.CertifiedTopK`) import it from below.
+    """
+    fingerprint = getattr(expensive, "fingerprint", None)
+    name = fingerprint() if callable(fingerprint) else expensive.describe()
+    encoder = getattr(ctx.resources.dense.encoder, "name", "encoder")
+    return {
+        "expensive": str(name),
+        "encoder": str(encoder),
+        "polarity": str(polarity),
+        "corpus": ctx.resources.corpus_fingerprint(),
+    }

@@ -282,7 +282,8 @@ def test_openai_choice_logprobs_reports_a_server_without_logprobs() -> None:
 
 def test_bare_qwen_1_5b_takes_llamacpp_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     import logic_rag.generators.llamacpp as llamacpp
-    from logic_rag.generators.base import GeneratorSpec, parse_spec
+    from logic_rag.generators.base import GeneratorSpec
+    from logic_rag.generators.factory import parse_spec
 
     monkeypatch.setattr(llamacpp, "llamacpp_available", lambda: True)
     assert parse_spec("qwen2.5-1.5b") == GeneratorSpec("llamacpp", "qwen2.5-1.5b")

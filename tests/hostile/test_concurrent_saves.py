@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from logic_rag.index import store
-from logic_rag.index.store import is_index_folder, read_manifest, write_folder
+from logic_rag.index.snapshot import read_manifest
+from logic_rag.index.store import is_index_folder, write_folder
 
 PROCESSES = 4
 SAVES = 60

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from logic_rag.corpus import load_documents
 from logic_rag.errors import CorpusFormatError, IndexCorruptError
-from logic_rag.index.store import MANIFEST_NAME, listed_file, read_manifest, write_folder
+from logic_rag.index.snapshot import read_manifest
+from logic_rag.index.store import MANIFEST_NAME, listed_file, write_folder
 from logic_rag.query.algebra import And, Atom, Not, Relation, relation
 from logic_rag.query.rules import RuleDecomposer
 

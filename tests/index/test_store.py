@@ -12,13 +12,13 @@ import sys
 import pytest
 
 from logic_rag.errors import IndexCorruptError
+from logic_rag.index.snapshot import read_manifest
 from logic_rag.index.store import (
     FORMAT_NAME,
     FORMAT_VERSION,
     MANIFEST_NAME,
     is_index_folder,
     listed_file,
-    read_manifest,
     recover_leftovers,
     write_folder,
 )

@@ -61,7 +61,7 @@ def test_generator_options_reach_make_generator(monkeypatch):
     """vLLM parallel sizes travel with a spec; they leave the cache fingerprint alone."""
     built = []
     monkeypatch.setattr(
-        "logic_rag.generators.base.make_generator",
+        "logic_rag.generators.factory.make_generator",
         lambda spec, **options: built.append((spec, options)) or FakeGenerator(),
     )
     sharded = LLMVerifier(

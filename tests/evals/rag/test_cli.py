@@ -147,7 +147,7 @@ def test_scale_flags_reach_vllm_specs_only(tmp_path, monkeypatch):
     assert "tensor_parallel_size" not in config.settings()  # resuming does not depend on it
     built = []
     monkeypatch.setattr(
-        "logic_rag.generators.base.make_generator",
+        "logic_rag.generators.factory.make_generator",
         lambda spec, **options: built.append((spec.backend, options)),
     )
     runner_mod._make_generator("vllm:x", config.parallel())
