@@ -259,7 +259,8 @@ def train_with_resume(
     if resume_from is not None and record is not None:
         check_resume(folder, record)
     if resume_from is None and folder.exists() and _is_main_process():
-        print(f"starting over: removing the earlier checkpoints in {folder}", flush=True)
+        if any(folder.glob("checkpoint-*")):  # a fresh --out has none: nothing to say
+            print(f"starting over: removing the earlier checkpoints in {folder}", flush=True)
         _drop_checkpoints(folder)
     if record is not None and _is_main_process():
         atomic_write_json(folder / RUN_RECORD, record)

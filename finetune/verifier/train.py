@@ -253,14 +253,23 @@ def train_verifier(args: VerifierArgs) -> Path:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     base = resolve_model(args.base)
-    model = CrossEncoder(
-        str(base.path),
-        num_labels=1,
-        max_length=args.max_length,
-        device=device,
-        local_files_only=True,
-        trust_remote_code=False,
-    )
+    import transformers
+
+    # The base is a bi-encoder: its classifier head is new by design, so transformers'
+    # "LOAD REPORT ... classifier.weight MISSING" block would only alarm the user.
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        model = CrossEncoder(
+            str(base.path),
+            num_labels=1,
+            max_length=args.max_length,
+            device=device,
+            local_files_only=True,
+            trust_remote_code=False,
+        )
+    finally:
+        transformers.logging.set_verbosity(verbosity)
     training_args = CrossEncoderTrainingArguments(
         output_dir=str(out / CHECKPOINTS_DIR),
         num_train_epochs=args.epochs,
