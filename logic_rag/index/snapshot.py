@@ -49,6 +49,7 @@ MAX_MANIFEST_BYTES = 16 * 2**20
 #: Attempts (with short sleeps) to catch a folder between two swaps before giving up.
 OPEN_ATTEMPTS = 200
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -231,7 +232,9 @@ def _open_at(dir_fd: int, name: str) -> int:
         for part in parts[:-1]:
             current = os.open(part, _DIR_FLAGS | _NOFOLLOW | _CLOEXEC, dir_fd=current)
             opened.append(current)
-        return os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=current)
+        # Without blocking: opening a FIFO for reading would wait for a writer forever
+        # (issue 51 item 7); the caller checks the type with fstat before reading.
+        return os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK, dir_fd=current)
     finally:
         for fd in opened:
             os.close(fd)
@@ -392,13 +395,18 @@ class FolderFiles:
         self.folder = Path(folder)
 
     def open(self, name: str) -> BinaryIO:
-        return open(self.folder / name, "rb")  # noqa: SIM115 - the caller closes it
+        return os.fdopen(self.descriptor(name), "rb")
 
     def size(self, name: str) -> int:
         return (self.folder / name).stat().st_size
 
     def descriptor(self, name: str) -> int:
-        return os.open(self.folder / name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        """An open descriptor of a regular file (a FIFO is refused, not waited on)."""
+        fd = os.open(self.folder / name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise IndexCorruptError(f"{self.folder / name} is not a plain file")
+        return fd
 
     def display(self, name: str) -> Path:
         return self.folder / name
