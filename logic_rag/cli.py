@@ -493,7 +493,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
                 {"file": name, "path": str(path), "sha256": sha}
                 for name, path, sha in pinned_files(spec, resolved)
             ]
-            installed: dict[str, Any] = {"installed": True, "path": str(resolved.path)}
+            where = resolved.adapter if resolved.adapter is not None else resolved.path
+            installed: dict[str, Any] = {"installed": True, "path": str(where)}
         except ModelNotFoundError as exc:
             files = [{"file": n, "sha256": pin.sha256} for n, pin in sorted(spec.pinned.items())]
             installed = {"installed": False, "install": spec.install, "why": _one_line(exc)}
@@ -691,7 +692,7 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         from logic_rag.finetune.entailment.train import main as entailment_main
 
         return int(entailment_main(args.rest) or 0)
-    if args.recipe in ("supcon", "logicol", "lore", "verifier"):
+    if args.recipe in ("supcon", "logicol", "lore", "verifier", "logic-gemma", "logic-verifier"):
         from logic_rag.finetune.recipes.cli import main as recipe_main
 
         return int(recipe_main(args.recipe, args.rest) or 0)
@@ -1180,13 +1181,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "finetune",
         help="fine-tune a retriever or a verifier "
-        "(recipes: supcon, logicol, lore, verifier, entailment)",
+        "(recipes: supcon, logicol, lore, verifier, entailment; logic-gemma and "
+        "logic-verifier rebuild the models logic-rag ships)",
         description="Run a fine-tuning recipe; arguments after the recipe name go to it "
         "(e.g. `logic-rag finetune entailment --help`).",
     )
     p.add_argument(
         "recipe",
-        choices=["supcon", "logicol", "lore", "verifier", "entailment"],
+        choices=[
+            "supcon",
+            "logicol",
+            "lore",
+            "verifier",
+            "entailment",
+            "logic-gemma",
+            "logic-verifier",
+        ],
         help="the recipe to run",
     )
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the recipe's own arguments")

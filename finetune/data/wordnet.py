@@ -174,6 +174,23 @@ def hyponym_closures(
     return {k: frozenset(v) for k, v in closures.items()}
 
 
+def _below(synsets: Mapping[str, Synset], roots: Iterable[str]) -> set[str]:
+    """``roots`` and every synset below any of them (hyponyms and instances)."""
+    children: dict[str, list[str]] = {}
+    for offset, syn in synsets.items():
+        for up in syn.hypernyms:
+            children.setdefault(up, []).append(offset)
+    found: set[str] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node in found:
+            continue
+        found.add(node)
+        stack.extend(children.get(node, ()))
+    return found
+
+
 def _pick_documents(
     synsets: Mapping[str, Synset], lexfiles: Sequence[str], max_docs: int, rng: random.Random
 ) -> list[str]:
@@ -207,12 +224,18 @@ def build_wordnet_set(
     seed: int = 0,
     min_size: int = 2,
     max_size: int = 200,
+    exclude_below: Sequence[str] = (),
 ) -> dict[str, object]:
     """Write ``documents.jsonl``, ``atoms.jsonl``, ``train/val/test.jsonl`` and ``wordnet.json``.
 
     Atoms ("kinds of X" for every synset X with ``min_size..max_size`` documents below it) are
     assigned to one split each (atoms are disjoint across splits); each split's queries are the
     Quest+Variants of its atoms. Returns the manifest.
+
+    ``exclude_below`` (synset offsets) removes those synsets and everything below them before
+    documents and atoms are chosen: how the demo's categories (``logic-rag demo``) stay out of
+    the training data of the shipped ``logic-gemma``. The set is closed downwards, so no kept
+    synset's category passes through a removed one and every gold set stays exact.
     """
     unknown = [lf for lf in lexfiles if lf not in LEXFILES or not lf.startswith("noun.")]
     if unknown or not lexfiles:
@@ -221,6 +244,9 @@ def build_wordnet_set(
         raise ValueError(f"max_docs must be >= 10, got {max_docs}")
     start = time.perf_counter()
     synsets = read_wordnet_nouns(wordnet_dir)
+    if exclude_below:
+        removed = _below(synsets, exclude_below)
+        synsets = {o: s for o, s in synsets.items() if o not in removed}
     rng = random.Random(seed)
     docs = _pick_documents(synsets, lexfiles, max_docs, rng)
     closures = hyponym_closures(synsets, docs)
@@ -287,6 +313,7 @@ def build_wordnet_set(
         "seed": seed,
         "lexfiles": list(lexfiles),
         "max_docs": max_docs,
+        "exclude_below": sorted(exclude_below),
         "counts": {
             "documents": len(docs),
             "documents_per_lexfile": {

@@ -117,6 +117,12 @@ class ContrastiveArgs:
     hard_negatives: bool = False
     mined_negatives: int = 4
     query_only: bool = False
+    #: LoRA rank; 0 fine-tunes every weight. With a rank, only low-rank adapters on the
+    #: transformer's linear layers train (everything else is frozen) and ``OUT/model`` holds
+    #: the adapter alone, a few MB over the base: how the shipped ``logic-gemma`` stays small.
+    lora_rank: int = 0
+    #: LoRA scaling numerator (the update is scaled by ``lora_alpha / lora_rank``).
+    lora_alpha: int = 32
 
     @property
     def effective_batching(self) -> str:
@@ -145,6 +151,8 @@ class ContrastiveArgs:
             raise RecipeArgsError("--variants builds Quest+Variants from --atoms; pass --atoms")
         if self.exclusion_temperature <= 0:
             raise RecipeArgsError("--exclusion-temperature must be > 0")
+        if self.lora_rank < 0 or self.lora_alpha < 1:
+            raise RecipeArgsError("--lora-rank must be >= 0 (0: no adapter) and --lora-alpha >= 1")
         if self.query_only and self.cached:
             raise RecipeArgsError(
                 "--query-only and --cached do not combine: the frozen document side needs no "

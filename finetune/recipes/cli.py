@@ -18,6 +18,8 @@ from typing import Any
 
 from logic_rag.errors import LogicRagError
 
+from ..shipped.logic_gemma import LogicGemmaArgs
+from ..shipped.logic_verifier import LogicVerifierArgs
 from ..verifier.train import VerifierArgs
 from .args import CONTRASTIVE_LOSSES, ContrastiveArgs, LoreArgs
 
@@ -28,6 +30,8 @@ RECIPES: dict[str, type] = {
     "logicol": ContrastiveArgs,
     "lore": LoreArgs,
     "verifier": VerifierArgs,
+    "logic-gemma": LogicGemmaArgs,
+    "logic-verifier": LogicVerifierArgs,
 }
 """Recipe name -> its arguments dataclass (supcon/logicol preset ``loss``)."""
 
@@ -65,6 +69,16 @@ _HELP = {
     "to be outside its gold set (needs --atoms), then --mined-negatives near-misses of the base "
     "model (sentence-transformers mine_hard_negatives, known positives excluded)",
     "mined_negatives": "mined hard negatives per query with --hard-negatives (0: known only)",
+    "lora_rank": "train a LoRA adapter of this rank instead of every weight (0: full "
+    "fine-tuning); the model folder then holds the adapter only",
+    "lora_alpha": "LoRA scaling numerator (updates are scaled by alpha / rank)",
+    "data": "the shared data folder (default: $LOGIC_RAG_DATA, else ../shared/data)",
+    "install": "copy the finished adapter into the package (logic_rag/shipped/NAME) and print "
+    "its SHA-256 pins for logic_rag/models.py",
+    "wordnet_queries": "WordNet set-algebra training queries drawn (seeded) from the WordNet "
+    "training split",
+    "wordnet_docs": "WordNet glosses in the training corpus (the demo's categories excluded)",
+    "wordnet_pairs": "WordNet membership pairs (category, gloss, label) mixed into training",
     "query_only": "train the query encoder only; documents stay on a frozen copy of the base, "
     "so an index built with the base keeps serving the tuned model (no re-encoding)",
 }
@@ -97,7 +111,7 @@ def build_parser(recipe: str) -> argparse.ArgumentParser:
         kind, optional = _scalar_type(hints[field.name])
         required = field.default is dataclasses.MISSING
         default = None if required else field.default
-        if recipe != "lore" and field.name == "loss":
+        if recipe in ("supcon", "logicol") and field.name == "loss":
             default = "supcon" if recipe == "supcon" else "logicol"
         help_text = _HELP.get(field.name, " ")
         if kind is bool:
@@ -139,7 +153,15 @@ def parse_args(recipe: str, argv: Sequence[str]) -> ContrastiveArgs | LoreArgs |
 def main(recipe: str, argv: Sequence[str]) -> int:
     """Run a recipe from command-line arguments; print the model folder; return 0."""
     args = parse_args(recipe, argv)
-    if isinstance(args, VerifierArgs):
+    if isinstance(args, LogicGemmaArgs):
+        from ..shipped.logic_gemma import train_logic_gemma
+
+        path = train_logic_gemma(args)
+    elif isinstance(args, LogicVerifierArgs):
+        from ..shipped.logic_verifier import train_logic_verifier
+
+        path = train_logic_verifier(args)
+    elif isinstance(args, VerifierArgs):
         from ..verifier.train import train_verifier
 
         path = train_verifier(args)

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECKPOINTS_DIR",
     "ENCODER_JSON",
+    "add_lora",
+    "has_lora",
     "MODEL_DIR",
     "query_encoder_files",
     "training_prompts",
@@ -56,7 +58,7 @@ __all__ = [
 
 CHECKPOINTS_DIR = "checkpoints"
 MODEL_DIR = "model"
-_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors")
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -85,11 +87,59 @@ def load_base_model(args: ContrastiveArgs | LoreArgs) -> tuple[Any, str]:
             f"--base {args.base!r} is a {resolved.kind} model; the recipes fine-tune a "
             "sentence-transformers bi-encoder such as 'minilm' or a folder they wrote"
         )
+    kwargs: dict[str, Any] = {}
+    if getattr(args, "lora_rank", 0):
+        # The base is frozen under LoRA, so it can run in the dtype it searches in (bf16 for
+        # EmbeddingGemma where the CPU has it: many times faster than float32); the adapter's
+        # own weights stay float32 (PEFT's default) and so does the optimiser.
+        import torch
+
+        from logic_rag.encoders.dtype import choose_dtype
+
+        kwargs["model_kwargs"] = {"dtype": getattr(torch, choose_dtype(resolved.dtype, "cpu"))}
     model = SentenceTransformer(
-        str(resolved.path), device="cpu", local_files_only=True, trust_remote_code=False
+        str(resolved.path), device="cpu", local_files_only=True, trust_remote_code=False, **kwargs
     )
     model.max_seq_length = args.max_seq_length
+    if getattr(args, "lora_rank", 0):
+        add_lora(model, args.lora_rank, args.lora_alpha)
     return model, resolved.fingerprint
+
+
+def add_lora(model: Any, rank: int, alpha: int, *, trainable: Sequence[str] = ()) -> None:
+    """Give ``model`` a LoRA adapter on every linear layer of its transformer and freeze the
+    rest, so that training changes the adapter only (plus parameters whose names contain one
+    of ``trainable``, such as a cross-encoder's new classification head).
+
+    Works for a ``SentenceTransformer`` and a ``CrossEncoder`` alike: PEFT's
+    ``inject_adapter_in_model`` goes into the Hugging Face model both hold. The dense
+    projection heads of a sentence-transformers model (EmbeddingGemma's two ``Dense``
+    modules) stay frozen: the artifact is the adapter, and the heads are the pinned base's.
+    """
+    import torch
+    from peft import LoraConfig, inject_adapter_in_model
+
+    from logic_rag.encoders.adapter import hf_model
+
+    config = LoraConfig(
+        r=rank, lora_alpha=alpha, lora_dropout=0.0, target_modules="all-linear", bias="none"
+    )
+    inject_adapter_in_model(config, hf_model(model))
+    for name, param in model.named_parameters():
+        param.requires_grad = "lora_" in name or any(t in name for t in trainable)
+        if param.requires_grad and param.dtype != torch.float32:
+            # Trained weights stay float32 over a bf16 base: bf16 cannot hold small updates.
+            param.data = param.data.float()
+
+
+def has_lora(model: Any) -> bool:
+    """True when ``model`` carries a LoRA adapter (see :func:`add_lora`)."""
+    from logic_rag.encoders.adapter import hf_model
+
+    try:
+        return bool(getattr(hf_model(model), "peft_config", None))
+    except (ValueError, TypeError, IndexError):
+        return False
 
 
 def _is_valid_checkpoint(path: Path) -> bool:
@@ -342,7 +392,24 @@ def _publish(
 ) -> None:
     tmp = out / f".{MODEL_DIR}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        model.save(str(tmp), create_model_card=False)
+        if has_lora(model):
+            from logic_rag.encoders.adapter import save_adapter
+
+            tmp.mkdir(parents=True)
+            base = info.get("base_model") or {}
+            save_adapter(
+                model,
+                tmp,
+                {
+                    "base": base.get("name"),
+                    "base_weights_sha256": base.get("weights_sha256"),
+                    "kind": info.get("adapter_kind", "dense"),
+                    "query_only": bool(info.get("hyperparameters", {}).get("query_only")),
+                },
+                head=info.get("adapter_head", ()),
+            )
+        else:
+            model.save(str(tmp), create_model_card=False)
         if extra_files is not None:
             extra_files(tmp)
         write_card(tmp, info)

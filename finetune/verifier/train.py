@@ -21,6 +21,7 @@ import csv
 import json
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,11 @@ class VerifierArgs:
     seed: int = 0
     resume: bool = True
     device: str = "auto"
+    #: LoRA rank; 0 fine-tunes every weight. With a rank, the transformer trains through a
+    #: LoRA adapter and only the new classifier trains fully; ``OUT/model`` then holds the
+    #: adapter and that head (a few MB): how the shipped ``logic-verifier`` stays small.
+    lora_rank: int = 0
+    lora_alpha: int = 32
 
     def validate(self) -> None:
         if self.train is None and self.nli is None and self.teacher is None:
@@ -87,6 +93,8 @@ class VerifierArgs:
             raise VerifierArgsError("--lr must be > 0, and --epochs or --max-steps positive")
         if self.device not in ("auto", "cpu", "cuda"):
             raise VerifierArgsError("--device must be auto, cpu or cuda")
+        if self.lora_rank < 0 or self.lora_alpha < 1:
+            raise VerifierArgsError("--lora-rank must be >= 0 (0: no adapter), --lora-alpha >= 1")
 
 
 def load_nli_pairs(folder: str | Path, limit: int, seed: int = 0) -> list[tuple[str, str, float]]:
@@ -120,8 +128,11 @@ def _documents(path: str | Path) -> dict[str, str]:
     return {d.title or d.id: d.content for d in load_documents(path)}
 
 
-def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], dict[str, int]]:
-    """All ``(claim, evidence, label)`` examples of the run and counts by kind."""
+def training_pairs(
+    args: VerifierArgs, extra: Sequence[tuple[str, str, float]] = ()
+) -> tuple[list[tuple[str, str, float]], dict[str, int]]:
+    """All ``(claim, evidence, label)`` examples of the run and counts by kind; ``extra``
+    examples (e.g. WordNet memberships) are mixed in and counted as ``extra``."""
     from logic_rag.evals.quest.split import read_records
 
     from .pairs import quest_pairs
@@ -144,6 +155,9 @@ def training_pairs(args: VerifierArgs) -> tuple[list[tuple[str, str, float]], di
         nli = load_nli_pairs(args.nli, args.nli_limit, args.seed)
         examples += nli
         counts["nli"] = len(nli)
+    if extra:
+        examples += list(extra)
+        counts["extra"] = len(extra)
     random.Random(args.seed).shuffle(examples)
     if args.teacher is not None:
         from .teacher import read_teacher_examples
@@ -203,8 +217,11 @@ def _fingerprint(args: VerifierArgs) -> dict[str, Any]:
     }
 
 
-def train_verifier(args: VerifierArgs) -> Path:
-    """Train (or resume) the verifier; return ``OUT/model``."""
+def train_verifier(
+    args: VerifierArgs, extra_examples: Sequence[tuple[str, str, float]] = ()
+) -> Path:
+    """Train (or resume) the verifier; return ``OUT/model``. ``extra_examples`` are
+    ``(claim, evidence, label)`` rows mixed into the training pairs."""
     from datasets import Dataset
     from sentence_transformers.cross_encoder import (
         CrossEncoder,
@@ -223,11 +240,16 @@ def train_verifier(args: VerifierArgs) -> Path:
     args.validate()
     # The data first: a run whose inputs give no example fails here with what to fix,
     # before a folder is made or a model loaded.
-    examples, counts = training_pairs(args)
+    examples, counts = training_pairs(args, extra_examples)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     run_file = out / "run.json"
     fingerprint = _fingerprint(args)
+    if extra_examples:
+        import hashlib
+
+        digest = hashlib.sha256(json.dumps(list(extra_examples)).encode("utf-8")).hexdigest()
+        fingerprint["inputs"]["extra_examples"] = digest
     resume_from = None
     if args.resume and run_file.is_file():
         previous = json.loads(run_file.read_text(encoding="utf-8"))
@@ -270,6 +292,10 @@ def train_verifier(args: VerifierArgs) -> Path:
         )
     finally:
         transformers.logging.set_verbosity(verbosity)
+    if args.lora_rank:
+        from logic_rag.finetune.recipes.training import add_lora
+
+        add_lora(model, args.lora_rank, args.lora_alpha, trainable=("classifier",))
     training_args = CrossEncoderTrainingArguments(
         output_dir=str(out / CHECKPOINTS_DIR),
         num_train_epochs=args.epochs,
@@ -320,7 +346,25 @@ def _publish(model: Any, target: Path, info: dict[str, Any]) -> Path:
 
     tmp = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
-        model.save_pretrained(str(tmp))
+        lora = info.get("hyperparameters", {}).get("lora_rank")
+        if lora:
+            from logic_rag.encoders.adapter import save_adapter
+
+            tmp.mkdir(parents=True)
+            base = info["base_model"]
+            save_adapter(
+                model,
+                tmp,
+                {
+                    "base": base["name"],
+                    "base_weights_sha256": base["weights_sha256"],
+                    "kind": "cross-encoder",
+                    "query_only": False,
+                },
+                head=("classifier",),
+            )
+        else:
+            model.save_pretrained(str(tmp))
         (tmp / "README.md").write_text(render_verifier_card(info), encoding="utf-8")
         atomic_write_json(tmp / "logic_rag_training.json", info)
         if target.exists():

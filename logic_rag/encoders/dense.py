@@ -360,9 +360,27 @@ class DenseEncoder:
                 MemoryError,
             ) as exc:
                 raise model_load_error(self.resolved.path, exc) from None
+            if self.resolved.adapter is not None:
+                from logic_rag.encoders.adapter import AdapterError, attach_adapter
+
+                try:
+                    attach_adapter(self._model, self.resolved.adapter)
+                except (AdapterError, OSError, RuntimeError) as exc:
+                    raise model_load_error(self.resolved.adapter, exc) from None
             if self._max_seq_length is not None:
                 self._model.max_seq_length = self._max_seq_length
         return self._model
+
+    @property
+    def query_only(self) -> bool:
+        """True for a query-tower adapter: documents are embedded by the base alone, so
+        indexes built with the base serve this model unchanged."""
+        if self.resolved.adapter is None:
+            return False
+        from logic_rag.encoders.adapter import adapter_meta
+
+        meta = adapter_meta(self.resolved.adapter) or {}
+        return bool(meta.get("query_only"))
 
     @property
     def dimension(self) -> int:
@@ -487,4 +505,12 @@ class DenseEncoder:
         for i, text in enumerate(texts):
             check_unicode(text, f"document {i}")
         prompt = self._prompt(self._document_prompt, "document")
-        return self._encode(texts, prompt, show_progress_bar, progress_label)
+        if not self.query_only:
+            return self._encode(texts, prompt, show_progress_bar, progress_label)
+        from logic_rag.encoders.adapter import set_adapter_enabled
+
+        set_adapter_enabled(self.model, False)
+        try:
+            return self._encode(texts, prompt, show_progress_bar, progress_label)
+        finally:
+            set_adapter_enabled(self.model, True)

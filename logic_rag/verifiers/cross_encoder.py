@@ -62,13 +62,33 @@ class CrossEncoderVerifier(PairVerifier):
         if "model" not in self._loaded:
             from sentence_transformers import CrossEncoder
 
-            model = CrossEncoder(
-                str(self._resolved().path),
-                device=self.device,
-                local_files_only=True,
-                trust_remote_code=False,
-                max_length=self.max_length,
-            )
+            resolved = self._resolved()
+            kwargs: dict[str, Any] = {}
+            if resolved.adapter is not None:
+                # The base is a bi-encoder: its classifier is new here and comes from the
+                # adapter's head, so transformers' "newly initialised" report is noise.
+                import transformers
+
+                kwargs["num_labels"] = 1
+                verbosity = transformers.logging.get_verbosity()
+                transformers.logging.set_verbosity_error()
+            try:
+                model = CrossEncoder(
+                    str(resolved.path),
+                    device=self.device,
+                    local_files_only=True,
+                    trust_remote_code=False,
+                    max_length=self.max_length,
+                    **kwargs,
+                )
+            finally:
+                if resolved.adapter is not None:
+                    transformers.logging.set_verbosity(verbosity)
+            if resolved.adapter is not None:
+                from logic_rag.encoders.adapter import attach_adapter
+
+                attach_adapter(model, resolved.adapter)
+                model.eval()
             labels = model.num_labels
             if labels != 1:
                 raise ValueError(
