@@ -389,13 +389,9 @@ def _llm_cost_line(cost: dict[str, Any]) -> str:
         f"{cost.get('prompt_tokens', 0)} prompt tokens, {cost.get('seconds', 0.0):.1f} s"
     )
     if "certified" in cost:
-        if cost["certified"]:
-            p = cost.get("probability")
-            line += f"; top {cost.get('k')} certified" + (
-                "" if p in (None, 1.0) else f" with probability >= {p:.2f}"
-            )
-        else:
-            line += f"; budget of {cost.get('budget')} spent before the top {cost.get('k')} was certified"
+        from logic_rag.verifiers.certified import certificate_line
+
+        line += f"; {certificate_line(cost)}"
     if cost.get("note"):
         line += f" ({cost['note']})"
     return line
@@ -752,8 +748,9 @@ def _add_verifier_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--verifier-atoms",
         choices=("positive", "negated", "all"),
-        default=verify.verifier_atoms,
-        help=f"which atoms --verifier re-checks (default: {verify.verifier_atoms})",
+        default=None,
+        help=f"which atoms --verifier re-checks (default: {verify.verifier_atoms}; "
+        f"{quality.verifier_atoms} for quality, whose certificate covers every constraint)",
     )
     p.add_argument(
         "--verifier-weight",
@@ -933,10 +930,11 @@ def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
         verifier = LLMVerifier(
             generator=generator, generator_options=parallel_options(backend, **parallel)
         )
+    atoms = {} if args.verifier_atoms is None else {"verifier_atoms": args.verifier_atoms}
     return {
         "verifier": verifier,
         "verifier_top": args.verifier_top,
-        "verifier_atoms": args.verifier_atoms,
+        **atoms,  # unset: each strategy's own default (quality: all)
         "verifier_weight": args.verifier_weight,
     }
 

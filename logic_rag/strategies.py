@@ -93,6 +93,7 @@ _LOGIC_CONFIG_NAMES = {
     "max_calls": "quality_max_calls",
     "delta": "quality_delta",
     "thresholds": "quality_thresholds",
+    "whole_query": "quality_whole_query",
     "top": "llm_rerank_top",
 }
 
@@ -102,6 +103,8 @@ def logic_config_name(settings: type[StrategySettings], name: str) -> str:
     from (the mapping :meth:`LogicConfig.settings_for` applies)."""
     if name == "truth_weight":
         return "rerank_weight" if settings is RerankSettings else "verify_weight"
+    if name == "verifier_atoms" and settings is QualitySettings:
+        return "quality_verifier_atoms"  # quality's certificate covers NOT atoms too
     return _LOGIC_CONFIG_NAMES.get(name, name)
 
 
@@ -148,6 +151,8 @@ class LogicConfig:
     quality_delta: float = 0.1
     quality_thresholds: str | None = None
     quality_cheap: str | Verifier | None = None
+    quality_whole_query: bool = False
+    quality_verifier_atoms: Polarity = "all"
     llm_rerank_top: int = 40
     exclude_violations: float | None = None
     exclusion_mode: ExclusionMode = "sink"
@@ -262,10 +267,15 @@ def _checked_pool(s: CheckedPoolSettings) -> Stage:
 
 
 def _quality(s: QualitySettings) -> Stage:
-    """The checked pool, then certified top-k verification by the LLM."""
+    """The checked pool, then certified top-k verification by the LLM (with
+    ``whole_query``: the whole query first, its kept verdicts as the pages' truth)."""
     from logic_rag.verifiers.certified import CertifiedTopK
+    from logic_rag.verifiers.whole_query import WholeQueryTruth
 
     prior = _prior_and(s, truth=s.truth_weight)
+    logic: Stage = SoftLogic(s.tnorm)
+    if s.whole_query:
+        logic = logic >> WholeQueryTruth()
     return (
         _checked_pool(s)
         >> CertifiedTopK(
@@ -278,8 +288,9 @@ def _quality(s: QualitySettings) -> Stage:
             thresholds=s.thresholds,
             delta=s.delta,
             max_llm_calls=s.max_calls,
+            whole_query=s.whole_query,
         )
-        >> SoftLogic(s.tnorm)
+        >> logic
         >> prior
         >> TopK()
         >> Backfill()

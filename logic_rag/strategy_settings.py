@@ -445,12 +445,19 @@ class QualitySettings(CheckedPoolSettings):
         delta: the failure probability stated with calibrated bounds.
         thresholds: a labelled sample from ``logic-rag fit-cascade`` (JSON, for this
             corpus, encoder and LLM); required for calibrated bounds.
+        verifier_atoms: ``all`` here (NOT atoms too): a certificate covers every
+            constraint that decides the top k, and a hit whose NOT was left to the
+            embeddings is not certified (``positive`` keeps the older, cheaper reading).
+        whole_query: ask the whole query about each page first and the constraints only
+            where that verdict is unsure or disagrees with the cheap logic.
     """
 
+    verifier_atoms: Polarity = "all"
     bounds: Literal["hard", "calibrated"] = "hard"
     max_calls: int | None = 60
     delta: float = 0.1
     thresholds: str | None = None
+    whole_query: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()

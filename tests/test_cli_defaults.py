@@ -31,14 +31,14 @@ def test_search_help_quotes_the_settings_defaults():
     assert f"(default {quality.delta})" in text
     assert f"default {quality.pool})" in text
     assert f"(default {LLMRerankSettings().top})" in text
-    assert f"(default: {verify.verifier_atoms})" in text
+    assert f"(default: {verify.verifier_atoms}; {quality.verifier_atoms} for quality" in text
     assert f"(default: {verify.verifier_weight:g})" in text
     assert not re.search(r"default 0\.9\)", text)  # the old disagreeing cascade targets
 
 
 def test_flags_default_to_the_settings():
     args = build_parser().parse_args(["search", "IDX", "q"])
-    assert args.verifier_atoms == VerifySettings().verifier_atoms
+    assert args.verifier_atoms is None  # each strategy's own default applies
     assert args.verifier_weight == VerifySettings().verifier_weight
 
 

@@ -153,7 +153,8 @@ class ScoresChoices(Protocol):
     ``min(returned logprobs) - log(2)`` (see :data:`FLOOR_MARGIN`), a finite stand-in that
     ranks it below every returned token. Rows therefore need not sum to 1 over the choices
     (other answers have probability too); normalise over the choices when you want a
-    distribution over them only.
+    distribution over them only. A row of NaN is an answer that names no choice (none of
+    them among the top N with a finite logprob): unusable, not a verdict.
     """
 
     def choice_logprobs(
@@ -318,7 +319,10 @@ def check_logprob(value: object, token: object = None) -> float:
     what = f" of token {token!r}" if token is not None else ""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"the logprob{what} is {value!r}, not a number")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # a 400-digit integer: no float, no log-probability
+        raise ValueError(f"the logprob{what} is an integer of {len(str(value))} digits") from None
     if math.isnan(number) or number > LOGPROB_TOLERANCE:
         raise ValueError(f"the logprob{what} is {number!r}, not a log-probability (<= 0)")
     return min(number, 0.0)
@@ -332,6 +336,12 @@ def logprobs_from_top(top: Sequence[tuple[str, float]], keys: Sequence[str]) -> 
     token gets the floor ``min(returned logprobs) - FLOOR_MARGIN``. A token that is not a
     string or a logprob that is not one (:func:`check_logprob`) raises
     :class:`GeneratorError`: the backend answered something no model gives.
+
+    A choice listed at ``-inf`` is impossible, as the backend says (constrained decoding
+    masks tokens that way), not "missing": it keeps ``-inf`` instead of the floor, which
+    read a ``-Infinity`` Yes beside a lone No as P(yes) = 1/3. The row is all NaN (an
+    *unusable* answer, which a verifier must not count as a check) when no choice is
+    among the returned tokens with a finite logprob (issue 51 item 9).
     """
     import numpy as np
 
@@ -352,8 +362,10 @@ def logprobs_from_top(top: Sequence[tuple[str, float]], keys: Sequence[str]) -> 
     wanted = set(keys)
     for token, lp in top:
         key = token.strip()
-        if key in wanted and math.isfinite(float(lp)):
+        if key in wanted:
             found.setdefault(key, []).append(float(lp))
+    if not any(math.isfinite(v) for values in found.values() for v in values):
+        return np.full(len(keys), np.nan)  # no choice named: unusable, not a verdict
     row = np.full(len(keys), floor, dtype=np.float64)
     for j, key in enumerate(keys):
         if key in found:

@@ -414,6 +414,10 @@ class OpenAIGenerator:
         # Every try goes through the pool: one server is tried max_retries + 1 times,
         # several are tried in turn, each request within its overall deadline.
         self.pool = ServerPool(urls, rounds=max_retries + 1, cooldown=cooldown)
+        #: Requests answered and the prompt tokens the servers reported (``usage``), for
+        #: the LLM cost line; a server that reports no usage adds none.
+        self.counters = {"prompts": 0, "prompt_tokens": 0}
+        self._counters_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -501,7 +505,7 @@ class OpenAIGenerator:
             "max_tokens": max_tokens,
             "temperature": float(temperature),
         }
-        return self._call("/chat/completions", payload, _message_content)
+        return self._call("/chat/completions", payload, self._counted(_message_content))
 
     def generate(
         self,
@@ -526,7 +530,23 @@ class OpenAIGenerator:
             "logprobs": True,
             "top_logprobs": TOP_LOGPROBS,
         }
-        return self._call("/chat/completions", payload, _first_token_logprobs)
+        return self._call("/chat/completions", payload, self._counted(_first_token_logprobs))
+
+    def _counted(self, parse: Callable[[Any], _T]) -> Callable[[Any], _T]:
+        """``parse`` that also adds the answer's ``usage.prompt_tokens`` to :attr:`counters`
+        once it parsed (a bad answer that fails over is not counted)."""
+
+        def counted(answer: Any) -> _T:
+            out = parse(answer)
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+            ok = isinstance(tokens, int) and not isinstance(tokens, bool) and 0 <= tokens < 2**31
+            with self._counters_lock:
+                self.counters["prompts"] += 1
+                self.counters["prompt_tokens"] += tokens if ok else 0
+            return out
+
+        return counted
 
     def choice_logprobs(
         self, prompts: Sequence[str], choices: Sequence[str], *, system: str | None = None

@@ -246,8 +246,10 @@ class Verify(Stage):
         for (state, atoms, pos), result in zip(work, checked, strict=True):
             n_atoms, n = len(state.plan.atoms), len(state.candidates)
             full = len(pos) == n and len(atoms) == n_atoms and self.weight == 1.0
-            if full:
-                state.set_probs(result.probs, result.evidence, self.verifier.name)
+            answered = np.isfinite(result.probs)  # NaN: an unusable answer, not a verdict
+            if full and (answered.all() or state.probs is None):
+                probs = np.where(answered, result.probs, 0.5)
+                state.set_probs(probs, result.evidence, self.verifier.name)
                 continue
             if state.probs is None:
                 raise ValueError(
@@ -256,7 +258,9 @@ class Verify(Stage):
                 )
             probs = state.probs.copy()
             rows = np.asarray(atoms)[:, None]
-            probs[rows, pos] = self.weight * result.probs + (1.0 - self.weight) * probs[rows, pos]
+            before = probs[rows, pos]
+            blended = self.weight * result.probs + (1.0 - self.weight) * before
+            probs[rows, pos] = np.where(answered, blended, before)
             state.probs = probs
             grid_rows, grid_pos = np.broadcast_arrays(rows, pos[None, :])
-            state.mark_checked(grid_rows, grid_pos, self.verifier.name)
+            state.mark_checked(grid_rows[answered], grid_pos[answered], self.verifier.name)

@@ -63,7 +63,9 @@ class _Work:
     bands: dict[int, Band]
     values: np.ndarray  # (atoms, candidates) int8: 1 / 0 / -1
     costly: np.ndarray  # (atoms, candidates) float: the costly verdicts asked (nan: not asked)
+    failed: np.ndarray  # (atoms, candidates) bool: asked, but the answer was unusable
     expected: dict[int, np.ndarray] = field(default_factory=dict)
+    unusable: int = 0
     asked: int = 0
     rounds: int = 0
 
@@ -172,6 +174,8 @@ class CascadeVerify(Stage):
         for d, weight in zip(draws.tolist(), weights.tolist(), strict=True):
             w_i, row, pos = pool[d]
             w = work[w_i]
+            if np.isnan(w.costly[row, pos]):
+                continue  # an unusable answer labels nothing
             sample.add(scores[d], float(w.costly[row, pos]), weight, w.positive[row])
         return CascadeThresholds(sample, self._key_dict(ctx)), len(unique)
 
@@ -180,16 +184,26 @@ class CascadeVerify(Stage):
         self, work: list[_Work], pairs: list[tuple[int, int, int]], ctx: SearchContext
     ) -> None:
         """Costly verdicts for ``pairs`` (work index, atom row, position), in one call."""
-        todo = [(w_i, row, pos) for w_i, row, pos in pairs if np.isnan(work[w_i].costly[row, pos])]
+        todo = [
+            (w_i, row, pos)
+            for w_i, row, pos in pairs
+            if np.isnan(work[w_i].costly[row, pos]) and not work[w_i].failed[row, pos]
+        ]
         if not todo:
             return
         by_state = {id(w.state): w for w in work}
         asked = [(work[w_i].state, row, pos) for w_i, row, pos in todo]
         for state, row, positions, verdicts in check_pairs(self.expensive, asked, ctx):
             w = by_state[id(state)]
+            w.asked += len(positions)
+            # An unusable answer (NaN) is no verdict: the pair stays open, is not asked
+            # again, and keeps the expected verdict for its cheap score.
+            usable = np.isfinite(verdicts)
+            w.failed[row, positions[~usable]] = True
+            w.unusable += int((~usable).sum())
+            positions, verdicts = positions[usable], verdicts[usable]
             w.costly[row, positions] = verdicts
             w.values[row, positions] = np.where(verdicts >= 0.5, TRUE, FALSE)
-            w.asked += len(positions)
             w.state.mark_checked(np.full(len(positions), row), positions, self.expensive.name)
 
     @staticmethod
@@ -197,7 +211,7 @@ class CascadeVerify(Stage):
         """The open atom of page ``pos`` most likely to settle its truth if asked."""
         logic = w.state.plan.logic
         atoms = w.state.plan.atoms
-        open_rows = [r for r in w.rows if w.values[r, pos] == UNKNOWN]
+        open_rows = [r for r in w.rows if w.values[r, pos] == UNKNOWN and not w.failed[r, pos]]
         if not open_rows:
             return None
         best, best_gain = open_rows[0], -1.0
@@ -247,6 +261,7 @@ class CascadeVerify(Stage):
                     bands={},
                     values=np.full((n_atoms, n), UNKNOWN, dtype=np.int8),
                     costly=np.full((n_atoms, n), np.nan),
+                    failed=np.zeros((n_atoms, n), dtype=bool),
                 )
             )
         return work
@@ -332,6 +347,7 @@ class CascadeVerify(Stage):
                 "seconds": round(seconds * share, 3),
                 "fit_calls": fit_calls,
                 "fit_seconds": round(fit_seconds, 3),
+                "unusable": w.unusable,
             }
 
 

@@ -30,6 +30,29 @@ Pairs never asked keep a point estimate inside their bounds, so the later ``Soft
 Combine`` orders the certified top k first. Every query's ``info["llm"]`` reports the
 calls, what checking every pair of the pool would have asked, prompt tokens, seconds,
 rounds, whether the top k was certified and the probability stated.
+
+**What a certificate covers.** A certified order alone says nothing about a constraint
+the LLM was never asked: a NOT left to embeddings can be broken by a "certified" top k
+(issue 49: "salads without cheese" answered with a Greek salad). So the stage asks about
+every atom, NOT atoms included (``polarity="all"``, the default), and certifies a *hit*
+only when its constraints, read in three-valued logic (an LLM verdict >= 0.5 true, < 0.5
+false, never asked: unknown), make the query true: each constraint is decided by the LLM
+or provably irrelevant (the query is true whatever it is). It keeps asking about hits of
+the top k whose truth is still unknown. The top k is ``certified`` only when its order is
+certified and every hit is; ``info["llm"]["hits"]`` says, per hit (by document id), which
+constraints the LLM decided, which were irrelevant, which rest on embeddings only (an
+atom outside ``polarity``) and which got no usable answer. An answer that names neither
+Yes nor No (a NaN verdict from :class:`~logic_rag.verifiers.llm.LLMVerifier`) is not a
+check: the pair stays open, is not asked again, and is counted in ``unusable``.
+
+**Whole query first** (``whole_query=True``). One yes/no per page with the query itself
+as the question (what ``llm-rerank`` asks), then the atoms only where that verdict is
+unsure (inside ``(whole_query_band, 1 - whole_query_band)``), unusable, or disagrees with
+the logic over the cheap evidence. A page whose whole-query verdict is kept has that
+verdict as its truth (a point: the signal ``query_truth``, which
+:class:`~logic_rag.verifiers.whole_query.WholeQueryTruth` puts in place of the soft
+truth after ``SoftLogic``); its certificate says ``covered_by: "whole query"``: one LLM
+verdict on the whole logic, not one per constraint.
 """
 
 from __future__ import annotations
@@ -50,9 +73,19 @@ from logic_rag.pipeline.state import QueryState, SearchBatch
 from logic_rag.verifiers.base import Polarity, Verifier, check_pairs
 from logic_rag.verifiers.pair_bounds import CalibratedBounds, HardBounds, PairBounds
 
-__all__ = ["CertifiedTopK", "BoundKind", "verifier_stats"]
+__all__ = ["CertifiedTopK", "BoundKind", "QUERY_TRUTH", "certificate_line", "verifier_stats"]
 
 BoundKind = Literal["hard", "calibrated"]
+
+#: What a certificate covers, by the stage's polarity.
+_COVERS = {
+    "all": "every constraint",
+    "positive": "positive constraints",
+    "negated": "NOT constraints",
+}
+
+#: The signal a whole-query-first stage fills: a page's kept whole-query verdict (NaN: none).
+QUERY_TRUTH = "query_truth"
 
 
 @dataclass
@@ -68,7 +101,12 @@ class _Query:
     risk_hi: np.ndarray
     estimate: np.ndarray
     asked: np.ndarray  # bool (atoms, candidates)
+    failed: np.ndarray  # bool (atoms, candidates): asked, but the answer was unusable
+    fixed: np.ndarray | None = None  # whole-query truth per candidate (NaN: not kept)
+    whole_calls: int = 0
     calls: int = 0
+    unusable: int = 0
+    order_certified: bool = False
     rounds: int = 0
     certified: bool = False
     risk: float = 0.0
@@ -86,26 +124,32 @@ class CertifiedTopK(Stage):
             equal the ``Combine`` that follows, less its ``truth`` term.
         truth_weight: the weight of ``truth`` in that ``Combine``.
         tnorm: the connectives of the ``SoftLogic`` that follows.
-        polarity: which atoms the costly verifier checks; the others keep their cheap
-            probabilities (as in the all-pairs pipeline).
+        polarity: which atoms the costly verifier checks (``all``: NOT atoms too, what a
+            certificate that covers the whole logic needs); the others keep their cheap
+            probabilities, and a hit that depends on one of them is not certified.
         bounds: ``hard`` (exact; no fit needed) or ``calibrated`` (needs ``thresholds``).
         thresholds: a labelled sample saved by ``logic-rag fit-cascade`` (JSON), for the
             same corpus, encoder and costly verifier; required for calibrated bounds.
         delta: with calibrated bounds, the stated failure probability.
         max_llm_calls: the most pairs asked per query; ``None``: no limit.
         per_round: candidates probed per query and round; ``None``: the batch's ``k``.
+        whole_query: ask the whole query about every page first, the atoms only where
+            that verdict is unsure or disagrees with the cheap logic (module doc).
+        whole_query_band: a whole-query verdict at most this far from 0 or 1 is sure.
     """
 
     expensive: Verifier
     prior: tuple[tuple[str, float], ...] = (("cosine", 0.5), ("positive_cosine", 0.5))
     truth_weight: float = 0.75
     tnorm: TNorm = "product"
-    polarity: Polarity = "positive"
+    polarity: Polarity = "all"
     bounds: BoundKind = "hard"
     thresholds: str | None = None
     delta: float = 0.1
     max_llm_calls: int | None = 60
     per_round: int | None = None
+    whole_query: bool = False
+    whole_query_band: float = 0.2
 
     def __post_init__(self) -> None:
         if self.bounds not in ("hard", "calibrated"):
@@ -125,6 +169,8 @@ class CertifiedTopK(Stage):
             raise ValueError("truth_weight must be positive")
         if self.polarity not in ("all", "positive", "negated"):
             raise ValueError("polarity must be all, positive or negated")
+        if not 0.0 <= self.whole_query_band < 0.5:
+            raise ValueError("whole_query_band must be in [0, 0.5)")
 
     # ------------------------------------------------------------------ set-up
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
@@ -184,7 +230,8 @@ class CertifiedTopK(Stage):
             lo[r], hi[r] = got.lo, got.hi
             risk_lo[r], risk_hi[r], estimate[r] = got.risk_lo, got.risk_hi, got.estimate
         asked = np.zeros(probs.shape, dtype=bool)
-        return _Query(state, rows, prior, lo, hi, risk_lo, risk_hi, estimate, asked)
+        failed = np.zeros(probs.shape, dtype=bool)
+        return _Query(state, rows, prior, lo, hi, risk_lo, risk_hi, estimate, asked, failed)
 
     # ------------------------------------------------------------------ reasoning
     def _truth_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -199,6 +246,9 @@ class CertifiedTopK(Stage):
 
     def _score_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
         t_lo, t_hi = self._truth_bounds(q, lo, hi)
+        if q.fixed is not None:  # pages whose whole-query verdict is their truth
+            kept = np.isfinite(q.fixed)
+            t_lo, t_hi = np.where(kept, q.fixed, t_lo), np.where(kept, q.fixed, t_hi)
         return q.prior + self.truth_weight * t_lo, q.prior + self.truth_weight * t_hi
 
     def _hard(self, q: _Query) -> tuple[np.ndarray, np.ndarray]:
@@ -261,7 +311,9 @@ class CertifiedTopK(Stage):
     def _decisive_atom(self, q: _Query, pos: int) -> int | None:
         """The unasked eligible atom of candidate ``pos`` whose answer most narrows its
         score interval, judged by setting it to its point estimate."""
-        open_rows = [r for r in q.rows if not q.asked[r, pos]]
+        if q.fixed is not None and np.isfinite(q.fixed[pos]):
+            return None  # decided by its whole-query verdict
+        open_rows = [r for r in q.rows if not q.asked[r, pos] and not q.failed[r, pos]]
         if not open_rows:
             return None
         best, best_width = open_rows[0], np.inf
@@ -274,12 +326,52 @@ class CertifiedTopK(Stage):
                 best, best_width = r, width
         return best
 
+    def _hit_truth(self, q: _Query, positions: np.ndarray) -> np.ndarray:
+        """Three-valued truth of the query for candidates ``positions``: an atom the LLM
+        answered is true at P >= 0.5, false below; any other is unknown."""
+        from logic_rag.compose.kleene import FALSE, TRUE, UNKNOWN, kleene_truth
+
+        values = {}
+        for i, atom in enumerate(q.state.plan.atoms):
+            asked = q.asked[i, positions]
+            verdict = np.where(q.estimate[i, positions] >= 0.5, TRUE, FALSE)
+            values[atom.text] = np.where(asked, verdict, UNKNOWN).astype(np.int8)
+        truth = kleene_truth(q.state.plan.logic, values)
+        if q.fixed is not None:
+            fixed = q.fixed[positions]
+            kept = np.isfinite(fixed)
+            truth = np.where(kept, np.where(fixed >= 0.5, TRUE, FALSE), truth)
+        return truth
+
+    def _hit_probes(self, q: _Query, answer: np.ndarray, limit: int) -> list[tuple[int, int]]:
+        """Pairs that could decide a hit of the top k whose truth is still unknown."""
+        from logic_rag.compose.kleene import UNKNOWN
+
+        positions = np.flatnonzero(answer)
+        truth = self._hit_truth(q, positions)
+        probes: list[tuple[int, int]] = []
+        for pos in positions[truth == UNKNOWN].tolist():
+            if len(probes) >= limit:
+                break
+            row = self._decisive_atom(q, pos)
+            if row is not None:
+                probes.append((row, pos))
+        return probes
+
     def _probes(self, q: _Query, k: int, budget: float) -> list[tuple[int, int]]:
         """This round's (atom row, position) pairs for query ``q`` (empty: stop)."""
         low, high, answer, risk = self._status(q, k)
+        limit = self.per_round or k
+        left = None if self.max_llm_calls is None else self.max_llm_calls - q.calls
+        if left is not None:
+            limit = min(limit, left)
         if risk <= budget:
-            q.certified, q.risk = True, risk
-            return []
+            q.order_certified, q.risk = True, risk
+            # The order holds; now every hit's constraints must decide it.
+            probes = self._hit_probes(q, answer, limit) if limit > 0 else []
+            q.certified = not probes and self._hits_certified(q, answer)
+            return probes
+        q.order_certified = False
         kth = low[answer].min()
         best_out = high[~answer].max()
         # Candidates that can still change the top k: outside ones that could enter,
@@ -289,17 +381,20 @@ class CertifiedTopK(Stage):
             hard_lo, hard_hi = self._score_bounds(q, *self._hard(q))
             contending |= (~answer & (hard_hi > kth)) | (answer & (hard_lo < best_out))
         order = [p for p in np.argsort(-high, kind="stable").tolist() if contending[p]]
-        limit = self.per_round or k
-        left = None if self.max_llm_calls is None else self.max_llm_calls - q.calls
         probes: list[tuple[int, int]] = []
         for pos in order:
-            if len(probes) >= limit or (left is not None and len(probes) >= left):
+            if len(probes) >= limit:
                 break
             row = self._decisive_atom(q, pos)
             if row is not None:
                 probes.append((row, pos))
         q.risk = risk
         return probes
+
+    def _hits_certified(self, q: _Query, answer: np.ndarray) -> bool:
+        from logic_rag.compose.kleene import TRUE
+
+        return bool((self._hit_truth(q, np.flatnonzero(answer)) == TRUE).all())
 
     # ------------------------------------------------------------------ the stage
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
@@ -318,6 +413,8 @@ class CertifiedTopK(Stage):
             if bounds is None:
                 bounds = self.pair_bounds(ctx)
             work.append(self._start(state, bounds, ctx))
+        if self.whole_query and work:
+            self._whole_query_pass(work, ctx)
         budget = self.delta / 2 if self.bounds == "calibrated" else 0.0
         while True:
             round_pairs: list[tuple[_Query, int, int]] = []
@@ -337,7 +434,46 @@ class CertifiedTopK(Stage):
         tokens = after.get("prompt_tokens", 0) - before.get("prompt_tokens", 0)
         total = sum(q.calls for q in work) or 1
         for q in work:
-            self._finish(q, batch.k, seconds * q.calls / total, tokens * q.calls / total)
+            self._finish(q, batch.k, seconds * q.calls / total, tokens * q.calls / total, ctx)
+
+    def _whole_query_pass(self, work: list[_Query], ctx: SearchContext) -> None:
+        """One whole-query verdict per page (within each query's budget, best prior
+        first); a sure verdict that agrees with the cheap logic becomes the page's truth."""
+        from logic_rag.compose.soft_logic import soft_truth
+        from logic_rag.verifiers.base import CheckRequest
+
+        asked: list[tuple[_Query, np.ndarray]] = []
+        for q in work:
+            n = len(q.state.candidates)
+            limit = n if self.max_llm_calls is None else min(n, self.max_llm_calls)
+            positions = np.argsort(-q.prior, kind="stable")[:limit]
+            if len(positions):
+                asked.append((q, positions))
+        if not asked:
+            return
+        requests = [CheckRequest((q.state.plan.text,), q.state.candidates[p]) for q, p in asked]
+        checked = self.expensive.check(requests, ctx)
+        band = self.whole_query_band
+        for (q, positions), result in zip(asked, checked, strict=True):
+            verdicts = np.asarray(result.probs, np.float64)[0]
+            atoms = q.state.plan.atoms
+            cheap = soft_truth(
+                q.state.plan.logic,
+                {a.text: q.estimate[i, positions] for i, a in enumerate(atoms)},
+                self.tnorm,
+            )
+            usable = np.isfinite(verdicts)
+            sure = usable & ((verdicts <= band) | (verdicts >= 1.0 - band))
+            agrees = (verdicts >= 0.5) == (cheap >= 0.5)
+            keep = sure & agrees
+            q.fixed = np.full(len(q.state.candidates), np.nan)
+            q.fixed[positions[keep]] = verdicts[keep]
+            q.calls += len(positions)
+            q.whole_calls += len(positions)
+            q.unusable += int((~usable).sum())
+        for q in work:
+            if q.fixed is not None:
+                q.state.set_signal(QUERY_TRUTH, q.fixed.copy())
 
     def _ask(self, pairs: list[tuple[_Query, int, int]], ctx: SearchContext) -> None:
         """The costly verdicts of one round, all queries in one call."""
@@ -345,20 +481,27 @@ class CertifiedTopK(Stage):
         asked = [(q.state, row, pos) for q, row, pos in pairs]
         for state, row, positions, verdicts in check_pairs(self.expensive, asked, ctx):
             q = owners[id(state)]
+            q.calls += len(positions)
+            usable = np.isfinite(verdicts)
+            # An unusable answer is not a check: the pair keeps its bounds, is not asked
+            # again, and cannot support a certificate.
+            q.failed[row, positions[~usable]] = True
+            q.unusable += int((~usable).sum())
+            positions, verdicts = positions[usable], verdicts[usable]
             q.lo[row, positions] = q.hi[row, positions] = verdicts
             q.estimate[row, positions] = verdicts
             q.risk_lo[row, positions] = q.risk_hi[row, positions] = 0.0
             q.asked[row, positions] = True
-            q.calls += len(positions)
             q.state.mark_checked(np.full(len(positions), row), positions, self.expensive.name)
         for q in {id(q): q for q, _, _ in pairs}.values():
             q.rounds += 1
 
-    def _finish(self, q: _Query, k: int, seconds: float, tokens: float) -> None:
+    def _finish(self, q: _Query, k: int, seconds: float, tokens: float, ctx: SearchContext) -> None:
         state = q.state
         state.probs = q.estimate.copy()
-        if not q.certified and not q.done:
-            q.certified = False
+        hits = self._hit_report(q, k, ctx)
+        if q.rows:
+            q.certified = q.order_certified and all(h["certified"] for h in hits.values())
         stated = None
         if q.certified:
             stated = 1.0 if self.bounds == "hard" else max(0.0, 1.0 - self.delta / 2 - q.risk)
@@ -375,13 +518,98 @@ class CertifiedTopK(Stage):
             # ran out first).
             "probability": None if stated is None else round(stated, 4),
             "budget": self.max_llm_calls,
+            "order_certified": q.order_certified,
+            "certified_hits": sum(h["certified"] for h in hits.values()),
+            "covers": _COVERS[self.polarity],
+            "unusable": q.unusable,
+            "hits": hits,
         }
+        if self.whole_query:
+            kept = 0 if q.fixed is None else int(np.isfinite(q.fixed).sum())
+            state.info["llm"]["whole_query"] = {"calls": q.whole_calls, "kept": kept}
         if len(state.candidates) <= k:
-            # Every candidate is in the top k already: nothing to certify, nothing asked.
+            # Every candidate is in the top k already: the checks only decide the hits.
             state.info["llm"]["note"] = (
                 f"the pool ({len(state.candidates)} candidates) is no larger than k={k}: "
-                f"no LLM check decides anything; ask for fewer hits (k, top_n)"
+                f"the LLM checks decide which hits satisfy the query, not which pages make "
+                f"the top k; ask for fewer hits (k, top_n)"
             )
+
+    def _hit_report(self, q: _Query, k: int, ctx: SearchContext) -> dict[str, dict[str, Any]]:
+        """Per hit of the current top k (by document id): whether it is certified, the
+        query's three-valued truth from the LLM's verdicts, and which constraints the
+        LLM decided, which were irrelevant, which rest on embeddings only and which got
+        no usable answer (or were never asked before the budget ran out)."""
+        from logic_rag.compose.kleene import FALSE, TRUE
+
+        state = q.state
+        low, _ = self._score_bounds(q, q.lo, q.hi)
+        answer = np.argsort(-low, kind="stable")[:k]
+        truth = self._hit_truth(q, answer)
+        plan = state.plan
+        eligible = set(q.rows)
+        out: dict[str, dict[str, Any]] = {}
+        # Keyed by the id a hit will carry (the row, where no documents are at hand).
+        documents = getattr(getattr(ctx, "resources", None), "documents", None)
+        for pos, value in zip(answer.tolist(), truth.tolist(), strict=True):
+            groups: dict[str, list[str]] = {
+                "llm": [],
+                "irrelevant": [],
+                "embedding_only": [],
+                "unanswered": [],
+                "open": [],
+            }
+            decided = value != -1
+            for i, atom in enumerate(plan.atoms):
+                name = f"NOT {atom.text}" if atom in plan.negated else atom.text
+                if q.asked[i, pos]:
+                    groups["llm"].append(name)
+                elif decided:
+                    groups["irrelevant"].append(name)
+                elif i not in eligible:
+                    groups["embedding_only"].append(name)
+                elif q.failed[i, pos]:
+                    groups["unanswered"].append(name)
+                else:
+                    groups["open"].append(name)
+            verdict = {TRUE: "satisfies", FALSE: "fails"}.get(value, "undecided")
+            row = int(state.candidates[pos])
+            key = str(row) if documents is None else str(documents[row].id)
+            whole = q.fixed is not None and bool(np.isfinite(q.fixed[pos]))
+            if whole:  # one verdict on the whole logic covers every constraint
+                groups["irrelevant"] = []
+            out[key] = {
+                "certified": value == TRUE,
+                "verdict": verdict,
+                "covered_by": "whole query" if whole else "constraints",
+                **groups,
+            }
+        return out
+
+
+def certificate_line(cost: dict[str, Any]) -> str:
+    """What a query's certificate covers, in words (the CLI's cost line ends with it)."""
+    k = cost.get("k")
+    hits = cost.get("hits") or {}
+    covers = cost.get("covers", "every constraint")
+    if cost.get("certified"):
+        p = cost.get("probability")
+        line = f"top {k} certified ({covers} of every hit decided by the LLM or irrelevant)"
+        return line + ("" if p in (None, 1.0) else f" with probability >= {p:.2f}")
+    parts = [f"{cost.get('certified_hits', 0)} of {len(hits)} hits certified"]
+    fails = [key for key, h in hits.items() if h.get("verdict") == "fails"]
+    if fails:
+        parts.append(f"the LLM says {', '.join(fails)} break the query")
+    embedding = sorted({c for h in hits.values() for c in h.get("embedding_only", [])})
+    if embedding:
+        parts.append(f"{', '.join(embedding)} rest on embeddings only")
+    if cost.get("unusable"):
+        parts.append(f"{cost['unusable']} unusable LLM answers")
+    if not cost.get("order_certified", False):
+        parts.append(f"order not certified within the budget of {cost.get('budget')}")
+    elif any(h.get("open") for h in hits.values()):
+        parts.append(f"budget of {cost.get('budget')} spent")
+    return f"top {k} not certified: " + "; ".join(parts)
 
 
 def verifier_stats(verifier: Verifier) -> dict[str, Any]:

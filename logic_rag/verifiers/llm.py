@@ -42,7 +42,10 @@ class LLMVerifier(PairVerifier):
 
     Attributes:
         generator: a generator spec (``qwen2.5-1.5b``, ``llamacpp:…``, ``vllm:…``,
-            ``openai:http://host:8000/v1#model``) or a generator object.
+            ``openai:http://host:8000/v1#model``), a generator object, or the LLM a
+            pipeline already holds: a LlamaIndex ``LLM`` or a LangChain chat model / LLM
+            (wrapped in :class:`~logic_rag.generators.framework.FrameworkLLM`: logprobs
+            where it returns them, else a strict one-word Yes / No).
         prompt: the user message; ``{page}`` and ``{atom}`` are filled in.
         system: the system message.
         max_chars: pages are cut to this many characters (prompt length bounds cost).
@@ -74,6 +77,13 @@ class LLMVerifier(PairVerifier):
         options = self.generator_options
         pairs = tuple(sorted((options.items() if isinstance(options, dict) else options) or ()))
         object.__setattr__(self, "generator_options", pairs)
+        if not isinstance(self.generator, str):
+            from logic_rag.generators.framework import as_choice_scorer
+
+            try:  # a framework LLM is wrapped; anything else is checked when it loads
+                object.__setattr__(self, "generator", as_choice_scorer(self.generator))
+            except TypeError:
+                pass
 
     def _generator(self) -> Any:
         if "generator" not in self._loaded:
@@ -94,8 +104,13 @@ class LLMVerifier(PairVerifier):
         self._generator()
 
     def stats(self) -> dict[str, int]:
-        """Pairs scored by the model (cache misses) and the generator's prompt tokens."""
-        out = {"pairs": int(self._loaded.get("pairs", 0))}
+        """Pairs scored by the model (cache misses), the answers among them that named
+        neither Yes nor No (``unusable``: NaN, never a verdict) and the generator's
+        counters (prompt tokens where it counts them)."""
+        out = {
+            "pairs": int(self._loaded.get("pairs", 0)),
+            "unusable": int(self._loaded.get("unusable", 0)),
+        }
         generator = self._loaded.get("generator")
         counters = getattr(generator, "counters", None)
         if isinstance(counters, dict):
@@ -176,6 +191,13 @@ class LLMVerifier(PairVerifier):
                 )
                 bar.update(len(batch))
         logprobs = np.concatenate(parts) if parts else np.zeros((0, 2))
+        # An answer that named neither choice is a NaN row; Yes or No at -inf (the one-word
+        # path) is a decided answer. NaN log-odds mark an unusable answer: not a check.
+        yes, no = logprobs[:, 0], logprobs[:, 1]
+        unusable = np.isnan(yes) | np.isnan(no) | (np.isneginf(yes) & np.isneginf(no))
+        with np.errstate(invalid="ignore"):
+            odds = np.where(unusable, np.nan, yes - no)  # log-odds of Yes against No
+        self._loaded["unusable"] = self._loaded.get("unusable", 0) + int(unusable.sum())
         raw = np.empty(len(pairs))
-        raw[order] = logprobs[:, 0] - logprobs[:, 1]  # log-odds of Yes against No
+        raw[order] = odds
         return raw

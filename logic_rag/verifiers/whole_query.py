@@ -19,7 +19,7 @@ from logic_rag.pipeline.stage import Stage
 from logic_rag.pipeline.state import SearchBatch
 from logic_rag.verifiers.base import CheckRequest, Verifier
 
-__all__ = ["WholeQueryVerify", "QUERY_VERDICT"]
+__all__ = ["WholeQueryVerify", "WholeQueryTruth", "QUERY_VERDICT"]
 
 #: The signal this stage fills.
 QUERY_VERDICT = "query_verdict"
@@ -48,7 +48,10 @@ class WholeQueryVerify(Stage):
         tokens = verifier_stats(self.verifier).get("prompt_tokens", 0) - before
         total = sum(len(s.candidates) for s in states)
         for state, result in zip(states, checked, strict=True):
-            state.set_signal(QUERY_VERDICT, np.asarray(result.probs, np.float64)[0])
+            verdicts = np.asarray(result.probs, np.float64)[0]
+            # An unusable answer (NaN: neither Yes nor No) is no verdict: 0.5 says nothing.
+            unusable = ~np.isfinite(verdicts)
+            state.set_signal(QUERY_VERDICT, np.where(unusable, 0.5, verdicts))
             share = len(state.candidates) / total
             state.info["llm"] = {
                 "calls": len(state.candidates),
@@ -56,4 +59,23 @@ class WholeQueryVerify(Stage):
                 "prompt_tokens": int(round(tokens * share)),
                 "seconds": round(seconds * share, 3),
                 "question": "whole query",
+                "unusable": int(unusable.sum()),
             }
+
+
+@dataclass(frozen=True)
+class WholeQueryTruth(Stage):
+    """Put each page's kept whole-query verdict (the signal ``query_truth`` that
+    :class:`~logic_rag.verifiers.certified.CertifiedTopK` fills with ``whole_query=True``)
+    in place of its soft truth; pages without one keep the truth of their constraints.
+    Goes between ``SoftLogic`` and ``Combine``, so the ranking is the one certified."""
+
+    def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
+        from logic_rag.verifiers.certified import QUERY_TRUTH
+
+        for state in batch:
+            fixed = state.signals.get(QUERY_TRUTH)
+            truth = state.signals.get("truth")
+            if fixed is None or truth is None:
+                continue
+            state.set_signal("truth", np.where(np.isfinite(fixed), fixed, truth))

@@ -109,11 +109,32 @@ def test_hard_bounds_give_exactly_the_all_pairs_top_k(polarity: str) -> None:
         )
         stage.run(SearchBatch([state], k), _Ctx())
         info = state.info["llm"]
-        assert info["certified"] and info["probability"] == 1.0
+        assert info["order_certified"]
         assert _certified_topk(state, k) == before, (state.plan.logic, k)
         assert info["calls"] == len(set(verifier.asked)) <= info["all_pairs_calls"]
+        # A hit is certified exactly when the LLM's verdicts (all of them, under "all")
+        # make the query true in three-valued logic; the top k when all its hits are.
+        truth = _kleene(state, costly, polarity)
+        for key, hit in info["hits"].items():
+            assert hit["certified"] == (truth[int(key)] == 1), (state.plan.logic, key, hit)
+        assert info["certified"] == all(h["certified"] for h in info["hits"].values())
+        assert (info["probability"] == 1.0) == info["certified"]
         fewer += info["calls"] < info["all_pairs_calls"]
-    assert fewer > 150  # certification usually needs far fewer than all pairs
+    assert fewer > 100  # certification usually needs far fewer than all pairs
+
+
+def _kleene(state: QueryState, costly: np.ndarray, polarity: str) -> np.ndarray:
+    """The query's three-valued truth per candidate when the costly verifier answered
+    every eligible atom (the others unknown)."""
+    from logic_rag.compose.kleene import kleene_truth
+
+    negated = state.plan.negated
+    values = {}
+    for i, a in enumerate(state.plan.atoms):
+        eligible = polarity == "all" or (a in negated) == (polarity == "negated")
+        known = (costly[i] >= 0.5).astype(np.int8)
+        values[a.text] = known if eligible else np.full(len(known), -1, np.int8)
+    return kleene_truth(state.plan.logic, values)
 
 
 def test_budget_stops_early_and_says_it_is_not_certified() -> None:
@@ -187,14 +208,20 @@ def test_calibrated_bounds_hold_with_the_stated_probability() -> None:
         k = 3
         expected = _all_pairs_topk(state, costly, k, "positive")
         hard_state = _copy(state)
-        stage = CertifiedTopK(TableVerifier(table), prior=PRIOR, truth_weight=W, max_llm_calls=None)
+        stage = CertifiedTopK(
+            TableVerifier(table),
+            prior=PRIOR,
+            truth_weight=W,
+            polarity="positive",
+            max_llm_calls=None,
+        )
         stage.run(SearchBatch([hard_state], k), _Ctx())
         calls_hard += hard_state.info["llm"]["calls"]
         cal = _CalibratedStage(thresholds, table, delta)
         cal.stage.run(SearchBatch([state], k), _Ctx())
         info = state.info["llm"]
         calls_cal += info["calls"]
-        if info["certified"]:
+        if info["order_certified"]:
             certified += 1
             wrong += _certified_topk(state, k) != expected
     assert certified >= 60
@@ -216,6 +243,7 @@ class _CalibratedStage:
             TableVerifier(table),
             prior=PRIOR,
             truth_weight=W,
+            polarity="positive",
             bounds="calibrated",
             thresholds="unused.json",
             delta=delta,
@@ -236,20 +264,88 @@ def test_negated_atoms_never_asked_under_positive_polarity() -> None:
     for _ in range(50):
         state, _costly, table = _case(rng)
         verifier = TableVerifier(table)
-        CertifiedTopK(verifier, prior=PRIOR, truth_weight=W, max_llm_calls=None).run(
-            SearchBatch([state], 2), _Ctx()
-        )
+        CertifiedTopK(
+            verifier, prior=PRIOR, truth_weight=W, polarity="positive", max_llm_calls=None
+        ).run(SearchBatch([state], 2), _Ctx())
         negated = {a.text for a in negated_atoms(state.plan.logic)}
         assert not negated & {atom for atom, _ in verifier.asked}
 
 
-def test_a_pool_no_larger_than_k_asks_nothing_and_says_why() -> None:
+def test_a_pool_no_larger_than_k_asks_only_what_decides_the_hits_and_says_why() -> None:
     rng = np.random.default_rng(9)
-    state, _costly, table = _case(rng)
+    state, costly, table = _case(rng)
     verifier = TableVerifier(table)
     CertifiedTopK(verifier, prior=PRIOR, truth_weight=W, max_llm_calls=None).run(
         SearchBatch([state], len(state.candidates)), _Ctx()
     )
     info = state.info["llm"]
-    assert info["calls"] == 0 and not verifier.asked and info["certified"]
-    assert "no larger than k" in info["note"]
+    assert info["order_certified"] and "no larger than k" in info["note"]
+    truth = _kleene(state, costly, "all")
+    assert info["certified"] == bool((truth == 1).all())
+    assert all(h["verdict"] != "undecided" for h in info["hits"].values())
+    assert info["calls"] <= info["all_pairs_calls"]
+
+
+def _salads(*, polarity: str, answers: dict | None = None):
+    """Four recipes for "salads without cheese": the two with the best prior contain
+    cheese, as the LLM (the table) says; the cheap evidence missed it."""
+    logic = And((Atom("salads"), Not(Atom("cheese"))))
+    state = QueryState(QueryPlan("salads without cheese", logic))
+    state.candidates = np.arange(4, dtype=np.int64)
+    # rows: salads, cheese; the cheap evidence thinks no page has cheese.
+    state.set_probs(np.array([[0.9, 0.9, 0.9, 0.9], [0.1, 0.1, 0.1, 0.1]]), None, "embedding")
+    state.set_signal("cosine", np.array([0.6, 0.55, 0.3, 0.25]))
+    table = answers or {
+        **{("salads", j): 0.95 for j in range(4)},
+        **{("cheese", 0): 0.97, ("cheese", 1): 0.9, ("cheese", 2): 0.05, ("cheese", 3): 0.1},
+    }
+    verifier = TableVerifier(table)
+    stage = CertifiedTopK(
+        verifier, prior=PRIOR, truth_weight=W, polarity=polarity, max_llm_calls=None
+    )
+    return state, verifier, stage
+
+
+def test_a_hit_the_llm_says_breaks_a_not_is_never_in_a_certified_top_k() -> None:
+    state, verifier, stage = _salads(polarity="all")
+    stage.run(SearchBatch([state], 2), _Ctx())
+    info = state.info["llm"]
+    assert info["certified"] and info["covers"] == "every constraint"
+    assert set(info["hits"]) == {"2", "3"}  # the cheese salads fell out of the top 2
+    assert all(h["verdict"] == "satisfies" for h in info["hits"].values())
+    assert all("NOT cheese" in h["llm"] for h in info["hits"].values())
+    # Asked for k = 3, one hit must be a cheese salad: the top 3 is not certified.
+    state, verifier, stage = _salads(polarity="all")
+    stage.run(SearchBatch([state], 3), _Ctx())
+    info = state.info["llm"]
+    assert not info["certified"] and info["order_certified"]
+    failing = [key for key, h in info["hits"].items() if h["verdict"] == "fails"]
+    assert failing == ["0"] and not info["hits"]["0"]["certified"]
+    assert info["certified_hits"] == 2
+
+
+def test_a_not_left_to_embeddings_is_named_and_never_certified() -> None:
+    state, verifier, stage = _salads(polarity="positive")
+    stage.run(SearchBatch([state], 2), _Ctx())
+    info = state.info["llm"]
+    assert not info["certified"] and info["certified_hits"] == 0
+    assert not {atom for atom, _ in verifier.asked} & {"cheese"}
+    for hit in info["hits"].values():
+        assert hit["embedding_only"] == ["NOT cheese"] and hit["verdict"] == "undecided"
+    from logic_rag.verifiers.certified import certificate_line
+
+    line = certificate_line(info)
+    assert "not certified" in line and "NOT cheese rest on embeddings only" in line
+
+
+def test_unusable_answers_are_not_checks_and_cannot_certify() -> None:
+    answers = {(a, j): float("nan") for a in ("salads", "cheese") for j in range(4)}
+    state, verifier, stage = _salads(polarity="all", answers=answers)
+    stage.run(SearchBatch([state], 2), _Ctx())
+    info = state.info["llm"]
+    assert not info["certified"] and info["certified_hits"] == 0
+    assert info["unusable"] == info["calls"] > 0
+    assert len(verifier.asked) == len(set(verifier.asked))  # never asked twice
+    assert state.pair_source is None or not (state.pair_source == "llm").any()
+    assert all(h["unanswered"] for h in info["hits"].values())
+    assert np.isfinite(state.probs).all()  # the ranking keeps the cheap estimates
