@@ -48,13 +48,29 @@ __all__ = [
     "unique_documents",
     "LOGIC_METADATA_KEYS",
     "missing_framework",
+    "LLM_STRATEGIES",
+    "check_llm_strategy",
+    "llm_verifier",
+    "with_llm",
 ]
 
 T = TypeVar("T")
 
 #: Metadata keys the adapters add to each result. They are long or numeric and mean
 #: nothing to an LLM or an embedding model, so the LlamaIndex adapter hides them there.
-LOGIC_METADATA_KEYS = ("rank", "score", "constraints", "constraint_scores", "decomposition")
+LOGIC_METADATA_KEYS = (
+    "rank",
+    "score",
+    "constraints",
+    "constraint_scores",
+    "constraint_sources",
+    "decomposition",
+    "llm_cost",
+    "certificate",
+)
+
+#: The strategies whose costly verifier an ``llm=`` given to an adapter becomes.
+LLM_STRATEGIES = ("quality", "llm-rerank", "verify")
 
 
 @runtime_checkable
@@ -260,14 +276,69 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
 
 
 def logic_metadata(hit: Hit) -> dict[str, Any]:
-    """Only the logic keys of :func:`hit_metadata`: ``constraints``, ``constraint_scores``
-    and ``decomposition``, where the hit has them (what a reranker adds to a result)."""
+    """Only the logic keys of :func:`hit_metadata`: ``constraints``, ``constraint_scores``,
+    ``constraint_sources`` (which verifier gave each verdict: ``llm`` or ``embedding``)
+    and ``decomposition``, where the hit has them (what a reranker adds to a result).
+    After an LLM stage also ``llm_cost`` (the query's LLM calls, prompt tokens, seconds
+    and, for ``quality``, whether its top k is certified) and ``certificate`` (this hit's:
+    which constraints the LLM decided, which rest on embeddings only)."""
     meta: dict[str, Any] = {}
+    logic = dict(getattr(hit, "logic", None) or {})
+    cost = logic.pop("llm", None)
     for key, value in (
         ("constraints", hit.constraints),
         ("constraint_scores", getattr(hit, "constraint_scores", None)),
-        ("decomposition", getattr(hit, "logic", None)),
+        ("constraint_sources", getattr(hit, "constraint_sources", None)),
+        ("decomposition", logic),
     ):
         if value:
             meta[key] = _plain(value)
+    if isinstance(cost, Mapping):
+        per_hit = cost.get("hits") or {}
+        meta["llm_cost"] = _plain({k: v for k, v in cost.items() if k != "hits"})
+        if hit.id in per_hit:
+            meta["certificate"] = _plain(per_hit[hit.id])
     return meta
+
+
+def check_llm_strategy(strategy: str | None, llm: object) -> None:
+    """With ``llm`` given, ``strategy`` must be one that asks an LLM."""
+    if llm is not None and strategy not in LLM_STRATEGIES:
+        raise ValueError(
+            f"llm= is the costly verifier of the strategies {', '.join(LLM_STRATEGIES)}; "
+            f"strategy {strategy!r} asks no LLM (pass strategy='quality')"
+        )
+
+
+def llm_verifier(llm: Any) -> Any:
+    """The verifier an adapter's ``llm=`` becomes: an :class:`~logic_rag.verifiers.llm.
+    LLMVerifier` asking that object (a LlamaIndex ``LLM``, a LangChain chat model / LLM,
+    or a logic-rag generator), or ``None`` for ``None``."""
+    if llm is None:
+        return None
+    from logic_rag.generators.framework import as_choice_scorer
+    from logic_rag.verifiers.llm import LLMVerifier
+
+    return LLMVerifier(generator=as_choice_scorer(llm))
+
+
+def with_llm(engine: Any, strategy: str | None, llm: Any) -> Any:
+    """What a retriever adapter passes as the engine's ``strategy`` when given ``llm``:
+    the named strategy's pipeline built from the engine's settings for it with ``llm`` as
+    the costly verifier (built once by the adapter, so the verifier keeps its pair cache).
+    Without ``llm``, ``strategy`` as it is."""
+    if llm is None:
+        return strategy
+    name = strategy if strategy is not None else getattr(engine, "strategy", None)
+    check_llm_strategy(name, llm)
+    settings_for = getattr(engine, "settings_for", None)
+    if not callable(settings_for):
+        raise TypeError(
+            f"llm= needs a logic_rag.LogicRetriever engine (strategies and settings), "
+            f"got {type(engine).__name__}"
+        )
+    from dataclasses import replace
+
+    from logic_rag.strategies import pipeline_of
+
+    return pipeline_of(name, replace(settings_for(name), verifier=llm_verifier(llm)))

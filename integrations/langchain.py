@@ -42,7 +42,10 @@ try:
     from langchain_core.documents import Document as LCDocument
     from langchain_core.documents.compressor import BaseDocumentCompressor
     from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models import BaseChatModel
     from langchain_core.load.serializable import Serializable
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.retrievers import BaseRetriever
     from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
@@ -52,6 +55,7 @@ __all__ = [
     "LogicLangChainRetriever",
     "LogicLangChainReranker",
     "LogicEmbeddings",
+    "GeneratorChatModel",
     "documents_from_langchain",
     "langchain_milvus_class",
 ]
@@ -118,6 +122,11 @@ class LogicLangChainRetriever(BaseRetriever):
             returning logic-rag hits (``logic_rag.LogicRetriever``, ``logic_rag.DenseRetriever``).
         k: results per query; ``invoke(query, k=...)`` overrides it per call.
         strategy: passed to the engine's ``search`` (``None``: the engine's default).
+        llm: the chat model (or LLM) the chain already holds, as the costly verifier of
+            ``strategy`` (``quality``, ``llm-rerank`` or ``verify``; a ``LogicRetriever``
+            engine): log-probabilities of Yes / No where it returns them, else a strict
+            one-word answer whose parse failures are counted, never read as Yes. Each
+            document's metadata then has ``llm_cost`` and (``quality``) ``certificate``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -125,6 +134,13 @@ class LogicLangChainRetriever(BaseRetriever):
     engine: Any = Field(exclude=True, repr=False)
     k: int = 4
     strategy: str | None = None
+    llm: Any = Field(default=None, exclude=True, repr=False)
+
+    _search_strategy: Any = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Built once: the LLM verifier keeps its pair cache across queries.
+        self._search_strategy = _engine.with_llm(self.engine, self.strategy, self.llm)
 
     @field_validator("engine")
     @classmethod
@@ -209,7 +225,7 @@ class LogicLangChainRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[LCDocument]:
-        hits = _engine.search(self.engine, query, self.k if k is None else k, self.strategy)
+        hits = _engine.search(self.engine, query, self.k if k is None else k, self._search_strategy)
         return [_to_document(h) for h in hits]
 
     async def _aget_relevant_documents(
@@ -219,7 +235,9 @@ class LogicLangChainRetriever(BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
     ) -> list[LCDocument]:
-        hits = await _engine.asearch(self.engine, query, self.k if k is None else k, self.strategy)
+        hits = await _engine.asearch(
+            self.engine, query, self.k if k is None else k, self._search_strategy
+        )
         return [_to_document(h) for h in hits]
 
 
@@ -244,7 +262,11 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
     (``None``: all, re-ordered); ``verifier`` shorthand for ``settings.verifier``;
     ``decomposer`` an object or a spec (``rules``, ``llm``, ``auto``, ``llm:MODEL``);
     ``cache_size`` the pages whose vectors are kept for later calls (0: none);
-    ``calibration`` ``candidates`` or ``corpus``. Deprecated (they warn): ``config`` (a
+    ``calibration`` ``candidates`` or ``corpus``; ``llm`` the chat model (or LLM) the
+    chain already holds, as the costly verifier of ``quality``, ``llm-rerank`` or
+    ``verify`` (logprobs of Yes / No where it returns them, else a strict one-word
+    answer; each document's metadata gains ``llm_cost`` and, for ``quality``,
+    ``certificate``; not serialised: pass it again). Deprecated (they warn): ``config`` (a
     ``logic_rag.LogicConfig`` or the dict older versions wrote) and ``truth_weight`` (it
     sets ``settings.truth_weight``).
 
@@ -283,9 +305,15 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
         cache_size: int = 1024,
         calibration: str = "candidates",
         truth_weight: float | None = None,
+        llm: Any = None,
     ) -> None:
         from logic_rag.integrations._rerank import CandidateReranker, reranker_fields
 
+        if llm is not None:
+            _engine.check_llm_strategy(strategy, llm)
+            if verifier is not None:
+                raise ValueError("pass llm= or verifier=, not both")
+            verifier = _engine.llm_verifier(llm)
         core = CandidateReranker(
             model or None,
             strategy=strategy,
@@ -427,3 +455,62 @@ class LogicEmbeddings(Embeddings):
         import asyncio
 
         return await asyncio.to_thread(self.embed_query, text)
+
+
+class GeneratorChatModel(BaseChatModel):
+    """A logic-rag generator (``make_generator("smollm2-135m")``, ``llamacpp:…``,
+    ``openai:…``) as a LangChain chat model: an offline LLM for LCEL chains and tests.
+
+    System messages become the generator's system prompt; one human message is the
+    prompt as is, a longer conversation is rendered as ``Role: text`` lines. Greedy;
+    ``max_tokens`` bounds each answer (a call's ``max_tokens=`` overrides it). Given as
+    ``llm=`` to a logic-rag adapter it is unwrapped to its generator, whose Yes / No
+    log-probabilities are exact.
+    """
+
+    generator: Any = Field(exclude=True)
+    max_tokens: int = 256
+
+    @property
+    def _llm_type(self) -> str:
+        return "logic-rag-generator"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"generator": str(getattr(self.generator, "name", type(self.generator).__name__))}
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        system = [str(m.content) for m in messages if m.type == "system"]
+        rest = [m for m in messages if m.type != "system"]
+        if len(rest) == 1 and rest[0].type == "human":
+            prompt = str(rest[0].content)
+        else:
+            prompt = "\n\n".join(f"{m.type.capitalize()}: {m.content}" for m in rest)
+        max_tokens = int(kwargs.get("max_tokens") or self.max_tokens)
+        [text] = self.generator.generate(
+            [prompt],
+            max_tokens=max_tokens,
+            temperature=0.0,
+            system="\n\n".join(system) if system else None,
+        )
+        for cut in stop or []:
+            text = text.split(cut)[0]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        import asyncio
+
+        # The generators block (forward passes, HTTP): off the event loop.
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)

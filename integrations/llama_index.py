@@ -153,6 +153,12 @@ class LogicLlamaIndexRetriever(BaseRetriever):
         similarity_top_k: results per query.
         strategy: a strategy name passed to the engine's ``search`` (``None``: the
             engine's default; only logic-aware engines accept one).
+        llm: the LlamaIndex ``LLM`` the pipeline already holds (``Settings.llm``), as the
+            costly verifier of ``strategy`` (``quality``, ``llm-rerank`` or ``verify``; a
+            ``LogicRetriever`` engine): log-probabilities of Yes / No where it returns
+            them (``OpenAILike(..., logprobs=True)``), else a strict one-word answer whose
+            parse failures are counted, never read as Yes. Each node's metadata then has
+            ``llm_cost`` and (``quality``) ``certificate``.
     """
 
     def __init__(
@@ -161,12 +167,16 @@ class LogicLlamaIndexRetriever(BaseRetriever):
         *,
         similarity_top_k: int = 10,
         strategy: str | None = None,
+        llm: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.engine = _engine.check_engine(engine)
         self.similarity_top_k = _engine.check_k(similarity_top_k)
         self.strategy = strategy
+        self.llm = llm
+        # Built once: the LLM verifier keeps its pair cache across queries.
+        self._search_strategy = _engine.with_llm(self.engine, strategy, llm)
 
     @classmethod
     def from_documents(
@@ -246,13 +256,13 @@ class LogicLlamaIndexRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits = _engine.search(
-            self.engine, query_bundle.query_str, self.similarity_top_k, self.strategy
+            self.engine, query_bundle.query_str, self.similarity_top_k, self._search_strategy
         )
         return [_to_node(h) for h in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits = await _engine.asearch(
-            self.engine, query_bundle.query_str, self.similarity_top_k, self.strategy
+            self.engine, query_bundle.query_str, self.similarity_top_k, self._search_strategy
         )
         return [_to_node(h) for h in hits]
 
@@ -294,6 +304,14 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
             ``retrieval_score`` (as LlamaIndex's ``SentenceTransformerRerank`` does).
         truth_weight: deprecated; sets ``settings.truth_weight``.
         model_name: deprecated spelling of ``model`` (what older ``to_dict`` wrote).
+        llm: the LlamaIndex ``LLM`` the pipeline already holds (``Settings.llm``), as the
+            costly verifier of ``quality``, ``llm-rerank`` or ``verify`` (as for
+            :class:`LogicLlamaIndexRetriever`); not written by ``to_dict``: pass it again.
+
+    A query engine keeps LlamaIndex's ``similarity_top_k`` (2 by default) whatever the
+    reranker's ``top_n``: set it (``index.as_query_engine(similarity_top_k=20,
+    node_postprocessors=[reranker])``) so the reranker has candidates to work on; given
+    fewer nodes than ``top_n`` it warns once.
     """
 
     model: str = Field(default="", description="The dense encoder (name or folder).")
@@ -314,6 +332,7 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
     )
 
     _core: Any = PrivateAttr()
+    _warned_few: bool = PrivateAttr(default=False)
 
     def __init__(
         self,
@@ -331,10 +350,16 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         keep_retrieval_score: bool = False,
         truth_weight: float | None = None,
         model_name: str | None = None,
+        llm: Any = None,
         **kwargs: Any,
     ) -> None:
         from logic_rag.integrations._rerank import CandidateReranker, reranker_fields
 
+        if llm is not None:
+            _engine.check_llm_strategy(strategy, llm)
+            if verifier is not None:
+                raise ValueError("pass llm= or verifier=, not both")
+            verifier = _engine.llm_verifier(llm)
         if model_name is not None:
             warnings.warn("model_name is deprecated; pass model", DeprecationWarning, stacklevel=2)
             model = model_name if model is None else model
@@ -403,6 +428,15 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
 
     def _start(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> str:
         query, _ = self._inputs([], query_bundle)
+        if self.top_n is not None and 0 < len(nodes) < self.top_n and not self._warned_few:
+            self._warned_few = True
+            warnings.warn(
+                f"{type(self).__name__} got {len(nodes)} nodes for top_n={self.top_n}: it "
+                f"can only re-order what the retriever returns; raise the retriever's "
+                f"similarity_top_k (index.as_query_engine(similarity_top_k=...)) above top_n",
+                UserWarning,
+                stacklevel=3,
+            )
         dispatcher.event(
             ReRankStartEvent(
                 query=query_bundle,

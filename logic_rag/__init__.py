@@ -66,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "EmbeddingVerifier": "verifiers.embedding",
     "CrossEncoderVerifier": "verifiers.cross_encoder",
     "LLMVerifier": "verifiers.llm",
+    "FrameworkLLM": "generators.framework",
     "make_verifier": "verifiers.spec",
     "CertifiedTopK": "verifiers.certified",
     "WholeQueryVerify": "verifiers.whole_query",
@@ -139,6 +140,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.verifiers.certified import CertifiedTopK
     from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier
     from logic_rag.verifiers.embedding import EmbeddingVerifier
+    from logic_rag.generators.framework import FrameworkLLM
     from logic_rag.verifiers.llm import LLMVerifier
     from logic_rag.verifiers.spec import make_verifier
     from logic_rag.verifiers.verdicts import VerdictRule
