@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from logic_rag.atomic import atomic_write_json
 from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
@@ -63,6 +64,13 @@ from logic_rag.query.algebra import Atom, LogicalQuery, render, to_json
 from logic_rag.query.decompose import Decomposer, Decomposition
 from logic_rag.query.rules import RuleDecomposer
 from logic_rag.retriever import DenseRetriever, Hit, check_k, make_hits
+from logic_rag.saved_strategy import (
+    STRATEGY_FILE,
+    SavedStrategy,
+    is_default,
+    read_saved,
+    saved_record,
+)
 from logic_rag.strategies import (
     DENSE_STRATEGIES,
     STRATEGIES,
@@ -433,7 +441,7 @@ class LogicRetriever:
         path: str | os.PathLike[str],
         *,
         model: str | os.PathLike[str] | DenseEncoder | None = None,
-        strategy: StrategyLike = "rerank",
+        strategy: StrategyLike | None = None,
         decomposer: Decomposer | None = None,
         settings: StrategySettings | None = None,
         config: LogicConfig | None = None,
@@ -448,6 +456,11 @@ class LogicRetriever:
         folder's manifest); ``store_uri`` points at the store if it moved, ``store_token``
         (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server. ``settings`` are
         ``strategy``'s (see :class:`LogicRetriever`); ``config`` is deprecated.
+
+        The strategy and settings the index was saved with (:meth:`save`,
+        :mod:`logic_rag.saved_strategy`) come back: ``strategy`` (default: the saved one,
+        else ``"rerank"``) and ``settings`` replace them; with a deprecated ``config`` the
+        saved settings are not applied. An index saved without them loads with the defaults.
         """
         if config is not None:
             deprecated_config("LogicRetriever.load(config=...)")
@@ -459,6 +472,10 @@ class LogicRetriever:
         # One opened version of the folder for every part (dense, passages, SPLADE), so a
         # concurrent save can never mix two indexes (see logic_rag.index.snapshot).
         with open_snapshot(path, verify=verify) as snapshot:
+            saved = read_saved(snapshot)
+            chosen = strategy if strategy is not None else saved.strategy if saved else "rerank"
+            if settings is not None and isinstance(chosen, str):
+                settings_of(chosen, settings)  # wrong settings fail before loading a model
             dense, manifest = DenseRetriever.load_snapshot(
                 snapshot,
                 model=model,
@@ -478,15 +495,27 @@ class LogicRetriever:
                 from logic_rag.sparse_retriever import SparseSide
 
                 sparse = SparseSide.load(snapshot.view(""), manifest["sparse"], dense.documents)
-        return cls._made(
+        made = cls._made(
             dense,
             passages=passages,
             sparse=sparse,
             decomposer=decomposer,
-            strategy=strategy,
+            strategy=chosen,
             settings=settings,
             config=config,
         )
+        if saved is not None and config is None:
+            made._restore(saved, own_stage=strategy is None)
+        return made
+
+    def _restore(self, saved: SavedStrategy, *, own_stage: bool) -> None:
+        """Keep the saved settings (those given to :meth:`load` win); the settings of a
+        saved custom stage only when that stage is the strategy (``own_stage``)."""
+        for name, one in saved.settings.items():
+            if type(one) not in self._settings:
+                self._keep(one, name)
+        if own_stage and saved.stage_settings is not None and self._stage_settings is None:
+            self._stage_settings = saved.stage_settings
 
     @classmethod
     def _made(cls, dense: DenseRetriever, *, config: LogicConfig | None, **kwargs: Any) -> Any:
@@ -516,9 +545,20 @@ class LogicRetriever:
         return clone
 
     def save(self, out_dir: str | os.PathLike[str]) -> Path:
-        """Write the dense index, documents, passage vectors and SPLADE index to one folder."""
+        """Write the dense index, documents, passage vectors and SPLADE index to one folder,
+        with the strategy and its settings in ``strategy.json`` (:meth:`load` restores them;
+        see :mod:`logic_rag.saved_strategy`)."""
+        settings = list(self._settings.values())
+        if self._config is not None and isinstance(self.strategy, str):
+            own = self.settings_for(self.strategy)  # the deprecated config's, mapped
+            if type(own) not in self._settings:
+                settings.append(own)
+        record = saved_record(self.strategy, settings, self._stage_settings)
         files: dict[str, Any] = {}
         manifest: dict[str, Any] = {"passages": self.passages is not None}
+        if not is_default(record):  # the default search needs no file: folders as before
+            files[STRATEGY_FILE] = lambda p: atomic_write_json(p, record)
+            manifest["strategy_file"] = STRATEGY_FILE
         if self.passages is not None:
             files.update(self.passages.writers())
             if isinstance(self.passages, PassageVectors):
