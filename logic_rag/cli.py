@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["main", "build_parser"]
 
@@ -939,9 +939,30 @@ def _second_verifier_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse with the project's error form: one ``logic-rag CMD: error: ...`` line and
+    exit code 2, without the 9-15 usage lines argparse prints first (issue 51 item 18).
+    Sub-command parsers are made of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+#: The most entities ``logic-rag world`` generates: 100 million ran unbounded.
+_MAX_WORLD_ENTITIES = 100_000
+
+
+def _entity_count(text: str) -> int:
+    """An argparse type: a number of entities, 1 to :data:`_MAX_WORLD_ENTITIES`."""
+    value = _positive_int(text)
+    if value > _MAX_WORLD_ENTITIES:
+        raise argparse.ArgumentTypeError(f"at most {_MAX_WORLD_ENTITIES:,}, got {value:,}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="logic-rag",
         description="Retrieval for RAG that respects AND / OR / NOT in a query.",
     )
@@ -1172,7 +1193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("world", help="generate a QUEST-format world (documents, queries, atoms)")
     p.add_argument("--out", required=True)
-    p.add_argument("--entities", type=int, default=3000)
+    p.add_argument("--entities", type=_entity_count, default=3000)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_world)
 
@@ -1341,6 +1362,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_model_loading()  # quiet means quiet: no "Loading weights" bars either
     try:
         _check_early(args)
+        if getattr(args, "store_uri", None) is not None:
+            from logic_rag.index.milvus_store import parse_store_uri
+
+            parse_store_uri(args.store_uri)  # ftp://x was ignored without a word
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         # Writes are atomic: an interrupted index or results file leaves the old one.

@@ -61,9 +61,11 @@ def read_queries(path: str | Path) -> list[str]:
 
     path = Path(path)
     out: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            text = line.strip()
+    from logic_rag.corpus import decode_line
+
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            text = decode_line(raw, path, lineno).strip()  # binary files: file:line
             if not text:
                 continue
             if text.startswith("{"):

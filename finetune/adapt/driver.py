@@ -24,7 +24,6 @@ Phases (``DIR/state.json`` records each one finished, with its seconds):
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -156,7 +155,7 @@ def adapt(
         )
     if stop_after == "atoms":
         return _result(folder, state)
-    found = json.loads((folder / "atoms.json").read_text(encoding="utf-8"))
+    found = _read_json(folder / "atoms.json")
 
     # 2. labels --------------------------------------------------------------------------
     from .labels import label_pairs, plan_pairs, read_labels
@@ -174,7 +173,7 @@ def adapt(
                 state.checkpoint("labels", earlier + now - start)
 
         if plan_path.is_file():
-            plan = [json.loads(line) for line in plan_path.read_text("utf-8").splitlines()]
+            plan = _read_plan(plan_path)
         else:
             plan = plan_pairs(
                 retriever,
@@ -197,10 +196,11 @@ def adapt(
         labels = _planned_labels(plan, read_labels(labels_path))
         if len(labels) != len(plan):
             raise AdaptError(f"{labels_path} lacks {len(plan) - len(labels)} planned pairs")
+        _check_scores(labels, labels_path)
         yes = sum(float(r["score"]) >= settings.yes_threshold for r in labels)
         facts.update(yes=yes, yes_rate=round(yes / max(1, len(labels)), 4))
         state.finish("labels", earlier + time.perf_counter() - start, **facts)
-    plan = [json.loads(line) for line in plan_path.read_text("utf-8").splitlines()]
+    plan = _read_plan(plan_path)
     labels = _planned_labels(plan, read_labels(labels_path))
     if stop_after == "labels":
         return _result(folder, state)
@@ -280,6 +280,54 @@ def adapt(
     atomic_write_text(folder / "README.md", render_card(fingerprint, phases, dev=dev))
     state.finish("card", time.perf_counter() - start, dev=dev or None)
     return _result(folder, state)
+
+
+def _read_json(path: Path) -> Any:
+    """A JSON file of the run folder; a damaged one is named (issue 51 item 14)."""
+    from logic_rag.json_limits import loads_bounded
+
+    try:
+        found = loads_bounded(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise AdaptError(
+            f"{path} is damaged ({exc}); delete it (and state.json) to redo that phase"
+        ) from None
+    if not isinstance(found, dict):
+        raise AdaptError(f"{path} is damaged (not a JSON object); delete it to redo that phase")
+    return found
+
+
+def _read_plan(path: Path) -> list[dict[str, Any]]:
+    """``plan.jsonl``, each line an object; a damaged line is named with ``file:line``."""
+    from logic_rag.json_limits import loads_bounded
+
+    plan = []
+    for lineno, line in enumerate(path.read_bytes().splitlines(), 1):
+        try:
+            row = loads_bounded(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise AdaptError(
+                f"{path}:{lineno}: damaged ({exc}); delete {path} to plan again"
+            ) from None
+        if not isinstance(row, dict):
+            raise AdaptError(f"{path}:{lineno}: not a JSON object; delete {path} to plan again")
+        plan.append(row)
+    return plan
+
+
+def _check_scores(labels: list[dict[str, Any]], path: Path) -> None:
+    """Every label a finite number in [0, 1]: a NaN was blamed on a "weak teacher"."""
+    import math
+
+    for row in labels:
+        score = row.get("score")
+        ok = isinstance(score, int | float) and not isinstance(score, bool)
+        if not ok or not math.isfinite(score) or not 0.0 <= score <= 1.0:
+            raise AdaptError(
+                f"{path}: the label of {str(row.get('key'))[:40]!r} is {score!r:.40}, not a "
+                f"number in [0, 1] (the teacher returned no usable verdict); delete the "
+                f"line to label it again"
+            )
 
 
 #: What each finished phase left in the run folder: a phase whose output was deleted

@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
+#: The largest importance weight a saved sample may hold: inverse sampling probabilities
+#: stay far below it, and 1e308 overflowed the effective sample size (issue 51 item 14).
+MAX_WEIGHT = 1e12
 
 
 @dataclass(frozen=True)
@@ -319,7 +322,7 @@ class CascadeThresholds:
             sample = CascadeSample(
                 _numbers(raw, "scores", 0.0, 1.0),
                 _numbers(raw, "labels", 0.0, 1.0),
-                _numbers(raw, "weights", 0.0, math.inf, open_low=True),
+                _numbers(raw, "weights", 0.0, MAX_WEIGHT, open_low=True),
                 _booleans(raw, "positive"),
             )
             if not (
