@@ -678,7 +678,6 @@ def _cmd_world(args: argparse.Namespace) -> int:
     from logic_rag.outputs import check_outside_index
 
     check_outside_index(args.out)
-
     argv = ["--out", args.out, "--entities", str(args.entities), "--seed", str(args.seed)]
     return int(world_main(argv) or 0)
 
@@ -1089,8 +1088,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--strategy",
         default="rerank",
         help="vanilla, rerank (default), verify, quality (an LLM checks the uncertain "
-        "constraints), setops, fusion, fusion-product, orthogonal, splade, splade-compose, "
-        "splade-nrf",
+        "constraints), llm-rerank (an LLM checks each page against the whole query), setops, "
+        "fusion, fusion-product, orthogonal, splade, splade-compose, splade-nrf",
     )
     _add_decomposer_flags(p)
     _add_verifier_flags(p)
@@ -1124,8 +1123,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--strategy",
         default="rerank",
-        help="strategy, or several separated by commas (vanilla,rerank,verify,quality,setops,"
-        "fusion,fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
+        help="strategy, or several separated by commas (vanilla,rerank,verify,quality,"
+        "llm-rerank,setops,fusion,fusion-product,orthogonal,splade,splade-compose,splade-nrf)",
     )
     e.add_argument("--atoms", help="atom gold sets (default: atoms.jsonl beside --queries)")
     e.add_argument(

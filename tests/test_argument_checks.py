@@ -5,6 +5,7 @@ models of the role asked for."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -129,3 +130,21 @@ def test_quiet_means_no_loading_bars(tmp_path: Path, capfd: pytest.CaptureFixtur
     assert main([*argv, "-q"]) == 0
     err = capfd.readouterr().err
     assert "Loading weights" not in err and "Batches" not in err and "%|" not in err
+
+
+@pytest.mark.parametrize("command", [("search",), ("eval", "quest")])
+def test_strategy_help_names_every_strategy(command: tuple[str, ...]) -> None:
+    """The --strategy help is written out (importing the registry would slow --help); it
+    must name every registered strategy (it once left out llm-rerank)."""
+    import argparse
+
+    from logic_rag.cli import build_parser
+    from logic_rag.strategies import STRATEGIES
+
+    parser = build_parser()
+    for name in command:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    (action,) = [a for a in parser._actions if "--strategy" in a.option_strings]
+    for name in STRATEGIES:
+        assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", action.help), name
