@@ -554,8 +554,19 @@ _SPECS: tuple[ModelSpec, ...] = (
 
 #: SHA-256 pins of the adapters we ship (``logic-rag finetune NAME --install`` prints them).
 SHIPPED_PINS: dict[str, dict[str, weights.Pinned]] = {
-    "logic-gemma": {},
-    "logic-verifier": {},
+    "logic-gemma": {
+        "adapter_model.safetensors": weights.Pinned(
+            16747944, "61aca0919275a4aec5cac4059046d3debed427c4c420f9d296b9b35067a27ca8"
+        ),
+    },
+    "logic-verifier": {
+        "adapter_model.safetensors": weights.Pinned(
+            5465176, "629f5df33c77d01cf8605d9e5936bdb538c27e0dd90009e4885276b65b343116"
+        ),
+        "head.safetensors": weights.Pinned(
+            1716, "697a6930507cefc8beede35456a2ff62e265267b5f9abf7c5fedef10671ce816"
+        ),
+    },
 }
 
 
@@ -571,7 +582,8 @@ def _shipped_card(name: str) -> dict[str, object]:
 def _shipped_spec(name: str, kind: ModelKind, base: str, description: str) -> ModelSpec:
     """A registry entry for an adapter we trained and ship, described from its card."""
     card = _shipped_card(name)
-    data = card.get("training_data") or {}
+    facts = {**(card.get("examples") or {}), **(card.get("training_data") or {})}  # type: ignore[dict-item]
+    data = {k: v for k, v in facts.items() if not isinstance(v, dict)}
     commit = str(card.get("commit") or "not recorded")
     return ModelSpec(
         name,

@@ -175,8 +175,13 @@ def _finish_card(model_dir: Path, extra: dict[str, Any], *, verifier: bool = Fal
     info = json.loads((model_dir / TRAINING_JSON).read_text(encoding="utf-8"))
     info.update(extra)
     render = render_verifier_card if verifier else render_card
-    card = render(info) + "\n## Shipped artifact\n\n" + "\n".join(
-        f"- **{key}**: {info[key]}" for key in ("artifact", "recipe_command", "commit", "licence")
+    card = (
+        render(info)
+        + "\n## Shipped artifact\n\n"
+        + "\n".join(
+            f"- **{key}**: {info[key]}"
+            for key in ("artifact", "recipe_command", "commit", "licence")
+        )
     )
     atomic_write_json(model_dir / TRAINING_JSON, json.loads(json.dumps(info, default=str)))
     atomic_write_text(model_dir / CARD_FILE, card + "\n")

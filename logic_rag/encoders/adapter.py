@@ -61,7 +61,9 @@ def adapter_meta(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
         raise AdapterError(f"{path}: expected an object naming its 'base' model")
     for name in (ADAPTER_CONFIG, ADAPTER_WEIGHTS):
         if not (Path(folder) / name).is_file():
-            raise AdapterError(f"{Path(folder) / name} is missing: the adapter folder is incomplete")
+            raise AdapterError(
+                f"{Path(folder) / name} is missing: the adapter folder is incomplete"
+            )
     return meta
 
 
@@ -87,8 +89,13 @@ def _lora_config(folder: Path) -> Any:
     return LoraConfig(**{k: v for k, v in raw.items() if k in known and k != "peft_type"})
 
 
-def attach_adapter(model: Any, folder: str | os.PathLike[str]) -> None:
-    """Inject the LoRA adapter of ``folder`` (and its head, if any) into ``model``."""
+def attach_adapter(model: Any, folder: str | os.PathLike[str], *, merge: bool = False) -> None:
+    """Inject the LoRA adapter of ``folder`` (and its head, if any) into ``model``.
+
+    ``merge`` folds the adapter into the base weights (PEFT's ``merge``): the same outputs at
+    the base's cost per token, for a model that never needs the adapter switched off (a
+    cross-encoder verifier); a query-only encoder keeps it separate to embed documents
+    without it."""
     from peft import inject_adapter_in_model, set_peft_model_state_dict
     from safetensors.torch import load_file
 
@@ -104,11 +111,19 @@ def attach_adapter(model: Any, folder: str | os.PathLike[str]) -> None:
         )
     head = root / HEAD_WEIGHTS
     if head.is_file():
-        missing, unexpected = inner.load_state_dict(load_file(str(head), device="cpu"), strict=False)
+        missing, unexpected = inner.load_state_dict(
+            load_file(str(head), device="cpu"), strict=False
+        )
         if unexpected:
             raise AdapterError(f"{head}: tensors this base has no place for: {unexpected[:3]}")
     dtype = next(inner.parameters()).dtype
     inner.to(dtype)
+    if merge:
+        from peft.tuners.tuners_utils import BaseTunerLayer
+
+        for module in inner.modules():
+            if isinstance(module, BaseTunerLayer):
+                module.merge()
 
 
 def set_adapter_enabled(model: Any, enabled: bool) -> None:

@@ -87,7 +87,7 @@ class CrossEncoderVerifier(PairVerifier):
             if resolved.adapter is not None:
                 from logic_rag.encoders.adapter import attach_adapter
 
-                attach_adapter(model, resolved.adapter)
+                attach_adapter(model, resolved.adapter, merge=True)
                 model.eval()
             labels = model.num_labels
             if labels != 1:
