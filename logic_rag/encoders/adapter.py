@@ -116,8 +116,12 @@ def attach_adapter(model: Any, folder: str | os.PathLike[str], *, merge: bool = 
         )
         if unexpected:
             raise AdapterError(f"{head}: tensors this base has no place for: {unexpected[:3]}")
-    dtype = next(inner.parameters()).dtype
-    inner.to(dtype)
+    # The adapter runs in the base's dtype; only its own tensors are cast (casting the whole
+    # model would also round float32 buffers such as rotary frequencies, and move outputs).
+    dtype = next(p.dtype for n, p in inner.named_parameters() if "lora_" not in n)
+    for name, param in inner.named_parameters():
+        if "lora_" in name and param.dtype != dtype:
+            param.data = param.data.to(dtype)
     if merge:
         from peft.tuners.tuners_utils import BaseTunerLayer
 
