@@ -319,7 +319,9 @@ class CandidateReranker:
         docs = [
             Document(
                 id=str(i),
-                text=text if text.strip() else " ",
+                # A framework node can carry text=None (LlamaIndex's model_construct, a
+                # custom node class): it is a candidate with nothing to read, not a crash.
+                text=text if isinstance(text, str) and text.strip() else " ",
                 title=titles[i] if titles is not None else "",
             )
             for i, text in enumerate(texts)
