@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.state import SearchBatch
@@ -25,6 +25,11 @@ __all__ = ["Stage", "Pipeline"]
 
 class Stage:
     """Base class of every pipeline stage (subclasses are frozen dataclasses)."""
+
+    #: A configuration file may name this class (with its module on the allow-list of
+    #: :func:`component_from_dict`). Stages and verifiers say so by inheritance, so the
+    #: loader needs no import of the verifier interface, which itself builds on stages.
+    json_loadable: ClassVar[bool] = True
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         """Declare the texts to encode / search (``ctx.want``); default: nothing."""
@@ -220,8 +225,6 @@ def component_from_dict(data: Any) -> Any:
 
 def _allowed_type(name: Any) -> type:
     """The stage or verifier class ``name`` names, if the allow-list admits it."""
-    from logic_rag.verifiers.base import Verifier
-
     if not isinstance(name, str):
         raise ValueError("a component is an object with a 'type' string")
     module_name, _, class_name = name.rpartition(".")
@@ -239,7 +242,7 @@ def _allowed_type(name: Any) -> type:
         or kind.__module__ != module_name
         or not (
             kind is Pipeline
-            or (dataclasses.is_dataclass(kind) and issubclass(kind, Stage | Verifier))
+            or (dataclasses.is_dataclass(kind) and getattr(kind, "json_loadable", False) is True)
         )
     ):
         raise ValueError(f"unknown component type {name[:120]!r}")

@@ -65,6 +65,8 @@ class Verifier(abc.ABC):
     #: embedding verifiers, None (nothing reported) for the rest. A class attribute, so
     #: that this interface needs no import of its implementations.
     calibration_scope: ClassVar[str | None] = None
+    #: A configuration file may name a verifier class (see ``Stage.json_loadable``).
+    json_loadable: ClassVar[bool] = True
 
     def warm_up(self) -> None:
         """Load models now rather than on the first search (optional)."""
