@@ -48,14 +48,23 @@ def _shares(counts: Counter[str], llm: int) -> dict[str, Any]:
     return out
 
 
-def quest_shares(retriever: Any, verifier: Any, strategy: str, k: int) -> dict[str, Any]:
+def quest_shares(
+    retriever: Any, verifier: Any, strategy: str, k: int, verifier_top: int | None = None
+) -> dict[str, Any]:
     from experiments.quality_curve import dev_queries
     from logic_rag.evals.quest.runner import gold_logical_query
     from logic_rag.paths import shared_data_dir
 
     queries = dev_queries(shared_data_dir() / "quest" / "attr", per_template=0)
     chosen = [q for q in queries if (g := gold_logical_query(q)) is not None and not _has_or(g)]
-    configured = retriever.with_config(verifier=verifier) if verifier is not None else retriever
+    configured = retriever
+    if verifier is not None:
+        from dataclasses import replace
+
+        settings = replace(retriever.settings_for(strategy), verifier=verifier)
+        if verifier_top is not None:
+            settings = replace(settings, verifier_top=verifier_top)
+        configured = retriever.with_settings(settings)
     counts: Counter[str] = Counter()
     llm = 0
     for q in chosen:
@@ -93,7 +102,19 @@ def boolq_shares(model: str, verifier: Any, strategy: str, top_n: int | None) ->
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="verdict_shares", description=__doc__.split("\n")[0])
     p.add_argument("--index", required=True, help="QUEST-attr index")
-    p.add_argument("--replay", required=True, help="relay scores file (experiments.llm_relay)")
+    p.add_argument(
+        "--replay",
+        help="relay scores file (experiments.llm_relay); without it: no LLM, only "
+        "rerank (and verify with --verifier)",
+    )
+    p.add_argument("--model", help="query encoder over the index (e.g. logic-gemma)")
+    p.add_argument(
+        "--verifier", help="verify with this verifier spec (cross-encoder:logic-verifier)"
+    )
+    p.add_argument("--verifier-top", type=int, default=40, help="verify: the cascade's depth")
+    p.add_argument(
+        "--no-boolq", action="store_true", help="QUEST only (boolq re-embeds its passages)"
+    )
     p.add_argument("--k", type=int, default=20, help="QUEST: the top k whose verdicts count")
     p.add_argument("--boolq-model", default="embeddinggemma-300m")
     p.add_argument("--boolq-top-n", type=int, default=None, help="boolq: the reranker's top_n")
@@ -102,14 +123,26 @@ def main(argv: list[str] | None = None) -> int:
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.verifiers.llm import LLMVerifier
 
+    retriever = LogicRetriever.load(args.index, model=args.model)
+    report: dict[str, Any] = {"k": args.k, "model": args.model or "index model"}
+    if args.replay is None:
+        report["quest rerank"] = quest_shares(retriever, None, "rerank", args.k)
+        if not args.no_boolq:
+            report["boolq rerank"] = boolq_shares(
+                args.model or args.boolq_model, None, "rerank", args.boolq_top_n
+            )
+        if args.verifier:
+            report["quest verify"] = quest_shares(
+                retriever, args.verifier, "verify", args.k, args.verifier_top
+            )
+        print(json.dumps(report, indent=1))
+        return 0
     if not Path(args.replay).is_file():
         print(f"verdict_shares: error: no scores file {args.replay}", file=sys.stderr)
         return 2
     verifier = LLMVerifier(
         generator=ReplayGenerator([args.replay], name=f"relay:{Path(args.replay).name}")
     )
-    retriever = LogicRetriever.load(args.index)
-    report: dict[str, Any] = {"k": args.k}
     for strategy in ("rerank", "quality"):
         llm = verifier if strategy == "quality" else None
         report[f"quest {strategy}"] = quest_shares(retriever, llm, strategy, args.k)

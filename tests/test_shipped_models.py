@@ -161,3 +161,20 @@ def test_the_recipe_rebuilds_an_adapter_end_to_end_on_a_tiny_configuration(
         assert CrossEncoderVerifier(model=str(model)).score_texts([("dogs", "a poodle")]).shape == (
             1,
         )
+
+
+def test_the_shipped_folders_are_package_data():
+    """A wheel carries the adapters: every file under logic_rag/shipped matches a glob of
+    the package data that setuptools installs with ``logic_rag``."""
+    import fnmatch
+    import tomllib
+
+    root = SHIPPED_DIR.parent.parent
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    globs = config["tool"]["setuptools"]["package-data"]["logic_rag"]
+    files = [
+        p.relative_to(SHIPPED_DIR.parent).as_posix() for p in SHIPPED_DIR.rglob("*") if p.is_file()
+    ]
+    assert files
+    for file in files:
+        assert any(fnmatch.fnmatch(file, g) for g in globs), file
