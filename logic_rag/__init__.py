@@ -109,6 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover
         LogicRagError,
         ModelNotFoundError,
     )
+    from logic_rag.generators.framework import FrameworkLLM
     from logic_rag.index.bm25 import BM25Index
     from logic_rag.index.faiss_index import DenseIndex
     from logic_rag.logic_retriever import LogicRetriever
@@ -140,7 +141,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.verifiers.certified import CertifiedTopK
     from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier
     from logic_rag.verifiers.embedding import EmbeddingVerifier
-    from logic_rag.generators.framework import FrameworkLLM
     from logic_rag.verifiers.llm import LLMVerifier
     from logic_rag.verifiers.spec import make_verifier
     from logic_rag.verifiers.verdicts import VerdictRule
