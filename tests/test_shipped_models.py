@@ -178,3 +178,13 @@ def test_the_shipped_folders_are_package_data():
     assert files
     for file in files:
         assert any(fnmatch.fnmatch(file, g) for g in globs), file
+
+
+@pytest.mark.parametrize("recipe", ["logic-gemma", "logic-verifier"])
+def test_a_bad_recipe_argument_is_one_usage_error(recipe, tmp_path, capsys):
+    from logic_rag.finetune.recipes.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(recipe, ["--out", str(tmp_path), "--lora-rank", "0"])
+    assert info.value.code == 2
+    assert "--lora-rank and --lora-alpha must be >= 1" in capsys.readouterr().err

@@ -68,16 +68,21 @@ class LogicGemmaArgs:
 
     def validate(self) -> None:
         """Raise :class:`LogicGemmaArgsError` naming the flag that is wrong."""
-        if not self.out:
-            raise LogicGemmaArgsError("--out is empty; pass the folder the run should write to")
-        if self.lora_rank < 1 or self.lora_alpha < 1:
-            raise LogicGemmaArgsError("--lora-rank and --lora-alpha must be >= 1")
+        check_shipped_args(self, LogicGemmaArgsError)
         if self.lr <= 0 or self.max_steps < 1 or self.batch_size < 2:
             raise LogicGemmaArgsError("--lr > 0, --max-steps >= 1 and --batch-size >= 2")
         if self.wordnet_queries < 0 or self.wordnet_docs < 10:
             raise LogicGemmaArgsError("--wordnet-queries >= 0 and --wordnet-docs >= 10")
-        if self.data is not None and not Path(self.data).is_dir():
-            raise LogicGemmaArgsError(f"--data {self.data}: no such folder")
+
+
+def check_shipped_args(args: Any, error: type[Exception]) -> None:
+    """The checks every shipped recipe shares: ``--out``, the LoRA shape, ``--data``."""
+    if not args.out:
+        raise error("--out is empty; pass the folder the run should write to")
+    if args.lora_rank < 1 or args.lora_alpha < 1:
+        raise error("--lora-rank and --lora-alpha must be >= 1")
+    if args.data is not None and not Path(args.data).is_dir():
+        raise error(f"--data {args.data}: no such folder")
 
 
 def _data_root(args: LogicGemmaArgs) -> Path:

@@ -58,16 +58,13 @@ class LogicVerifierArgs:
 
     def validate(self) -> None:
         """Raise :class:`LogicVerifierArgsError` naming the flag that is wrong."""
-        if not self.out:
-            raise LogicVerifierArgsError("--out is empty; pass the folder the run should write to")
-        if self.lora_rank < 1 or self.lora_alpha < 1:
-            raise LogicVerifierArgsError("--lora-rank and --lora-alpha must be >= 1")
+        from .logic_gemma import check_shipped_args
+
+        check_shipped_args(self, LogicVerifierArgsError)
         if self.nli_limit < 0 or self.wordnet_pairs < 0 or self.wordnet_docs < 10:
             raise LogicVerifierArgsError(
                 "--nli-limit and --wordnet-pairs >= 0, --wordnet-docs >= 10"
             )
-        if self.data is not None and not Path(self.data).is_dir():
-            raise LogicVerifierArgsError(f"--data {self.data}: no such folder")
 
 
 def _category_name(atom: str) -> str:
