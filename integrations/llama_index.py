@@ -384,7 +384,7 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
 
     @classmethod
     def class_name(cls) -> str:
-        return "LogicRagReranker"
+        return "LogicLlamaIndexReranker"
 
     @property
     def reranker(self) -> Any:

@@ -73,7 +73,7 @@ def test_to_dict_from_dict_round_trips_every_field(minilm, nodes):
     )
     data = reranker.to_dict()
     fields = set(LogicLlamaIndexReranker.model_fields) - {"callback_manager"}
-    assert fields <= set(data) and data["class_name"] == "LogicRagReranker"
+    assert fields <= set(data) and data["class_name"] == "LogicLlamaIndexReranker"
     assert data["settings"]["positive_prior"] == 0.25 and data["cache_size"] == 7
     assert data["settings"]["evidence"]["threshold_rank"] == 3
     again = LogicLlamaIndexReranker.from_dict(json.loads(json.dumps(data)))
