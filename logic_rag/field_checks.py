@@ -18,7 +18,6 @@ to their owners. A bad value raises :class:`FieldValueError` (both a ``ValueErro
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import numbers
 import types
@@ -35,8 +34,9 @@ class FieldValueError(ValueError, TypeError):
 _SKIP = object()  # an annotation this module does not check
 
 
-@functools.lru_cache(maxsize=256)
 def _hints(kind: type) -> dict[str, Any]:
+    """The field annotations of ``kind``, resolved (settings and stages are built once per
+    retriever, not per query, so resolving them each time costs nothing that matters)."""
     try:
         return typing.get_type_hints(kind)
     except Exception:  # noqa: BLE001 - names only importable under TYPE_CHECKING: no checks
