@@ -879,7 +879,12 @@ def _quality_config(args: argparse.Namespace) -> dict[str, Any]:
     if given.get("quality_thresholds") is not None:
         from logic_rag.inputs import check_input_file
 
-        check_input_file(given["quality_thresholds"], "--quality-thresholds")
+        try:
+            check_input_file(given["quality_thresholds"], "--quality-thresholds")
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(
+                f"{exc}; fit one with `logic-rag fit-cascade INDEX --queries FILE --out FILE`"
+            ) from None
     if given.get("quality_bounds") == "calibrated" and not given.get("quality_thresholds"):
         raise ValueError(
             "--quality-bounds calibrated needs --quality-thresholds FILE: fit one with "

@@ -44,7 +44,12 @@ def test_quality_certifies_the_top_k_with_a_real_llm(quest_novel_pages, minilm):
     cost = hits[0].logic["llm"]
     assert cost["all_pairs_calls"] == 20  # 10 pages x 2 atoms
     assert 0 < cost["calls"] < 20 and cost["k"] == 3
-    assert cost["certified"] is True and cost["probability"] == 1.0
+    # The order of the top 3 is certified; a hit only when the LLM's verdicts make the
+    # query true (the certificate covers every constraint, NOT included). SmolLM2 is
+    # plumbing-grade and may call a novel "not a novel", so the top k as a whole is
+    # certified exactly when every hit is.
+    assert cost["order_certified"] is True and cost["covers"] == "every constraint"
+    assert cost["certified"] is (cost["certified_hits"] == cost["k"])
     assert cost["prompt_tokens"] > 0
     for hit in hits:
         assert set(hit.constraint_scores) == {"novels", "NOT science fiction novels"}
