@@ -3,7 +3,7 @@
 Fast, deterministic and offline: the default decomposer of the retriever, and the baseline
 the LLM decomposer is compared with. It reads the connectives people actually write
 ("and", "that are also", "both ... and", "or", "either ... or", commas in lists, "but not",
-"that are not", "excluding", "except", "other than", "apart/aside from", "besides",
+"that are not", "that do not", "excluding", "except", "other than", "apart/aside from", "besides",
 "instead of", "rather than", "not including", "minus", "without", "with no", "aren't",
 "non-"), strips question wrappers ("what are", "find me", "Who likes X?") and shares heads
 between list items where the text leaves them implicit::
@@ -178,6 +178,26 @@ _NEGATION = re.compile(
     r")\b",
     re.IGNORECASE,
 )
+# Markers after which the excluded text is a verb phrase ("desserts that do not contain
+# chocolate"): it is rendered as a relative clause on the head noun, "desserts that contain
+# chocolate", so the NOT atom reads as a noun phrase like the other exclusions do.
+_VERB_NEGATION = re.compile(
+    r"^(?:(?P<pronoun>that|which|who)|but|and)\s+(?P<aux>do|does)\s+(?:also\s+)?not$"
+    r"|^(?:(?P<pronoun2>that|which|who)|but|and)\s+(?P<aux2>don't|doesn't)$",
+)
+_SIBILANT = re.compile(r"(?:s|sh|ch|x|z|o)$")
+
+
+def _third_person(verb: str) -> str:
+    """``verb`` after "does not" as it reads without it: "contain" -> "contains"."""
+    irregular = {"have": "has", "be": "is"}
+    if verb.lower() in irregular:
+        return irregular[verb.lower()]
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + ("es" if _SIBILANT.search(verb) else "s")
+
+
 _CLAUSE = re.compile(
     r"(?:,\s*)?\b(?:"
     r"(?:that|which|who)\s+(?:are|is|were|was)(?:\s+also)?"
@@ -329,6 +349,7 @@ class RuleDecomposer:
 
         if share and self.share_heads:
             self._share_heads(pos_lists, neg_lists, state)
+        self._relative_verb_phrases(pos_lists, neg_lists, state)
 
         pos_nodes = [self._list_node(op, items, state) for op, items in pos_lists if items]
         neg_nodes = [
@@ -539,6 +560,8 @@ class RuleDecomposer:
         ref = next((it.text for it in flat if item_kind(it.text) == "full"), None)
         first = flat[0] if flat else None
         for items, marker in zip(sequences, markers, strict=True):
+            if _VERB_NEGATION.match(marker):
+                continue  # a verb phrase: see _relative_verb_phrases
             # Each item's kind once, and the nearest full item after each position from
             # one backward pass (items after the current one are not rewritten yet); the
             # nearest full one before it is carried forward over the rewritten texts. The
@@ -590,6 +613,42 @@ class RuleDecomposer:
                         last_full = new
                 elif kind == "full":
                     last_full = item.text
+
+    def _relative_verb_phrases(
+        self,
+        pos_lists: list[tuple[str, list[_Item]]],
+        neg_lists: list[tuple[str, tuple[str, list[_Item]]]],
+        state: _State,
+    ) -> None:
+        """Excluded verb phrases as noun phrases on the head noun, in place.
+
+        "desserts that do not contain chocolate" excludes ``desserts that contain
+        chocolate`` (as "salads without cheese" excludes ``salads with cheese``); "a
+        dessert that doesn't contain nuts or chocolate" excludes ``dessert that contains
+        nuts`` OR ``dessert that contains chocolate``: the first item's verb carries over
+        to the items after it.
+        """
+        positive = [it for _, items in pos_lists for it in items]
+        if not positive:
+            return
+        ref = next((it.text for it in positive if item_kind(it.text) == "full"), None)
+        head = head_noun(ref) if ref is not None else positive[0].text
+        head = re.sub(r"^(?:a|an|the)\s+", "", head, flags=re.IGNORECASE)  # "a dessert"
+        for marker, (_, items) in neg_lists:
+            m = _VERB_NEGATION.match(marker)
+            if m is None or not items:
+                continue
+            pronoun = m.group("pronoun") or m.group("pronoun2") or "that"
+            third = (m.group("aux") or m.group("aux2") or "").startswith("does")
+            verb = items[0].text.split()[0]
+            for i, item in enumerate(items):
+                words = item.text.split()
+                if i > 0 and words[0].lower() != verb.lower():
+                    words = [verb, *words]  # "contain nuts or chocolate"
+                if third:
+                    words[0] = _third_person(words[0])
+                item.text = f"{head} {pronoun} {' '.join(words)}"
+                state.confidence *= _PENALTY_HEAD
 
 
 # ------------------------------------------------------------------------------ helpers
