@@ -8,6 +8,7 @@ holds; searching every positive atom adds them. Negated atoms add no candidates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.stage import Stage
@@ -25,6 +26,9 @@ class AtomCandidates(Stage):
     """
 
     depth: int = 300
+
+    #: Sources ``atom:<text>``, one per positive atom (no fixed signal name).
+    fills: ClassVar[frozenset[str]] = frozenset({"candidates", "sources"})
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         ctx.want([a.text for q in batch if q.plan.has_logic for a in q.plan.atoms], self.depth)

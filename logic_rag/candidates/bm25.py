@@ -8,7 +8,7 @@ first use (no extra files in the index folder).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from logic_rag.candidates.dense import query_side_text
 from logic_rag.pipeline.context import SearchContext
@@ -24,6 +24,8 @@ class BM25Candidates(Stage):
 
     depth: int = 100
     text: Literal["query", "positive"] = "positive"
+
+    fills: ClassVar[frozenset[str]] = frozenset({"candidates", "sources", "signals.bm25"})
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         texts = [query_side_text(q.plan, self.text) for q in batch]

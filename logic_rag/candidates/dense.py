@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.stage import Stage
@@ -35,6 +35,8 @@ class DenseCandidates(Stage):
 
     depth: int | None = None
     text: Literal["query", "positive"] = "query"
+
+    fills: ClassVar[frozenset[str]] = frozenset({"candidates", "sources", "signals.dense"})
 
     def _depth(self, batch: SearchBatch) -> int:
         return self.depth if self.depth is not None else batch.k

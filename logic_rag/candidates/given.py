@@ -9,6 +9,7 @@ weigh, and the tie-break order of the later stages).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,6 +31,12 @@ class GivenCandidates(Stage):
 
     scores: tuple[float | None, ...] | None = None
     name: str = "input"
+
+    fills: ClassVar[frozenset[str]] = frozenset({"candidates", "sources"})
+
+    def filled(self) -> frozenset[str]:
+        """The candidates, and the incoming scores as the signal of its ``name``."""
+        return self.fills | {f"signals.{self.name}"}
 
     def _scores(self, n: int) -> np.ndarray:
         if self.scores is not None and len(self.scores) != n:

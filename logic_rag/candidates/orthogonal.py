@@ -8,6 +8,7 @@ retrieval literature; it cannot express "not" for documents that are both A and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,6 +24,8 @@ class OrthogonalCandidates(Stage):
     """Search with the negation-projected query vector (source ``orthogonal``)."""
 
     depth: int | None = None
+
+    fills: ClassVar[frozenset[str]] = frozenset({"candidates", "sources", "signals.orthogonal"})
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         ctx.want([t for q in batch for t in (q.plan.text, *(a.text for a in q.plan.atoms))])

@@ -9,7 +9,7 @@ al.: AND -> Combined Pseudo-Terms, OR -> MaxPool, NOT -> Disentangled Negation) 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.stage import Stage
@@ -25,6 +25,8 @@ class SpladeCandidates(Stage):
     mode: Literal["query", "compose", "nrf"] = "query"
     depth: int | None = None
     negation_weight: float = 1.0
+
+    fills: ClassVar[frozenset[str]] = frozenset({"candidates", "sources", "signals.splade"})
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         sparse = ctx.resources.sparse

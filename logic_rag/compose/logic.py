@@ -8,7 +8,7 @@ that adds, multiplies and subtracts raw similarities (signal ``fusion``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from logic_rag.compose.soft_logic import TNorm, fuse_scores, soft_truth
 from logic_rag.pipeline.context import SearchContext
@@ -23,6 +23,9 @@ class SoftLogic(Stage):
     """Signal ``truth``: the degree to which each candidate satisfies the query's logic."""
 
     tnorm: TNorm = "product"
+
+    needs: ClassVar[frozenset[str]] = frozenset({"probs"})
+    fills: ClassVar[frozenset[str]] = frozenset({"signals.truth"})
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:
@@ -52,6 +55,9 @@ class ScoreFusion(Stage):
 
     op: Literal["sum", "product"] = "sum"
     negation_weight: float = 1.0
+
+    needs: ClassVar[frozenset[str]] = frozenset({"evidence"})
+    fills: ClassVar[frozenset[str]] = frozenset({"signals.fusion"})
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:

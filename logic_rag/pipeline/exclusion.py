@@ -2,8 +2,8 @@
 
 Soft logic lets a page that violates a NOT still rank high when its other evidence is
 strong (the product t-norm only scales its truth down). A user who writes "other than X"
-usually means it. :class:`ExcludeViolations` (``LogicConfig(exclude_violations=tau)``)
-marks a candidate as a violator when any negated atom holds for it with probability at
+usually means it. :class:`ExcludeViolations` (the settings' ``logic.exclude_violations``:
+``LogicSettings(exclude_violations=tau)``) marks a candidate as a violator when any negated atom holds for it with probability at
 least ``tau``, then either
 
 * ``sink`` (default): moves every violator below every non-violator, each group keeping
@@ -16,7 +16,7 @@ least ``tau``, then either
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -35,6 +35,9 @@ class ExcludeViolations(Stage):
 
     tau: float = 0.5
     mode: ExclusionMode = "sink"
+
+    needs: ClassVar[frozenset[str]] = frozenset({"probs", "score"})
+    fills: ClassVar[frozenset[str]] = frozenset({"score"})
 
     def __post_init__(self) -> None:
         if not 0.0 < self.tau <= 1.0:

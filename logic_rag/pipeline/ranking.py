@@ -19,11 +19,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from logic_rag.pipeline.context import SearchContext
-from logic_rag.pipeline.stage import Stage
+from logic_rag.pipeline.stage import Stage, signal_needs
 from logic_rag.pipeline.state import QueryState, SearchBatch
 from logic_rag.query.algebra import positive_atoms
 
@@ -93,9 +94,17 @@ class Combine(Stage):
     weights: tuple[tuple[str, float], ...]
     single: str | None = None
 
+    needs: ClassVar[frozenset[str]] = frozenset({"candidates"})
+    fills: ClassVar[frozenset[str]] = frozenset({"score"})
+
     @classmethod
     def of(cls, single: str | None = None, **weights: float) -> Combine:
         return cls(tuple(weights.items()), single)
+
+    def needed(self) -> frozenset[str]:
+        """The candidates and every signal it weighs (a zero weight reads nothing)."""
+        names = [name for name, weight in self.weights if weight]
+        return signal_needs([*names, *([self.single] if self.single is not None else [])])
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         weights = dict(self.weights)
@@ -127,10 +136,12 @@ class TopK(Stage):
     ExcludeViolations`) are left out.
     """
 
+    needs: ClassVar[frozenset[str]] = frozenset({"score"})
+    fills: ClassVar[frozenset[str]] = frozenset({"ranked"})
+
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:
-            if state.score is None:
-                raise ValueError("TopK needs a score: put a Combine stage before it")
+            assert state.score is not None  # a Combine comes first: Pipeline checks it
             order = np.argsort(-state.score, kind="stable")
             if np.isneginf(state.score).any():
                 order = order[~np.isneginf(state.score[order])]
@@ -148,6 +159,9 @@ class Cutoff(Stage):
 
     n: int
 
+    needs: ClassVar[frozenset[str]] = frozenset({"score"})
+    fills: ClassVar[frozenset[str]] = frozenset({"set_aside"})
+
     def __post_init__(self) -> None:
         if self.n < 1:
             raise ValueError(f"Cutoff keeps n >= 1 candidates, got {self.n}")
@@ -162,6 +176,9 @@ class Cutoff(Stage):
 class Backfill(Stage):
     """Below the ranked candidates, continue up to ``k`` with what a :class:`Cutoff` set
     aside (in its order), then with the whole-query dense ranking."""
+
+    needs: ClassVar[frozenset[str]] = frozenset({"ranked"})
+    fills: ClassVar[frozenset[str]] = frozenset({"tail"})
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         for state in batch:

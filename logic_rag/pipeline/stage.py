@@ -8,6 +8,13 @@ described, compared and recorded in reports). It works on a whole batch of queri
   pipeline encodes everything in one encoder call and searches it in one index call;
 * :meth:`Stage.run` reads and fills the batch's :class:`~logic_rag.pipeline.state.QueryState`.
 
+Every stage declares the state fields it reads (``needs``) and writes (``fills``): names
+of :class:`~logic_rag.pipeline.state.QueryState` fields, or ``signals.NAME`` for one
+signal (a candidate source makes its ranking readable as the signal of its name). A
+:class:`Pipeline` that starts a search checks the order when it is built (Haystack's
+``Pipeline.connect``, PyTerrier's ``validate``), so a wrong order fails there, naming the
+stage and the field, instead of in the middle of a search.
+
 Adding a stage (a candidate source, a verifier) is one new class in one file.
 """
 
@@ -20,7 +27,50 @@ from typing import Any, ClassVar
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.state import SearchBatch
 
-__all__ = ["Stage", "Pipeline"]
+__all__ = ["Stage", "Pipeline", "GIVEN", "signal_needs"]
+
+#: What a fresh :class:`~logic_rag.pipeline.state.QueryState` already holds: the query's
+#: plan (and its empty ``info`` / ``trace`` notes). Everything else some stage fills.
+GIVEN: frozenset[str] = frozenset({"plan", "info", "trace"})
+
+#: Signals :func:`~logic_rag.pipeline.ranking.signal` computes from the candidates alone.
+_COMPUTED_SIGNALS = frozenset({"cosine", "positive_cosine"})
+
+#: What to put before a stage that needs a field nothing fills (the error's advice).
+_FILLED_BY = {
+    "candidates": "a candidate source (DenseCandidates, GivenCandidates, ...)",
+    "sources": "a candidate source (DenseCandidates, GivenCandidates, ...)",
+    "probs": "a Verify stage",
+    "evidence": "a Verify stage",
+    "score": "a Combine stage",
+    "ranked": "a TopK stage",
+    "signals.truth": "a SoftLogic stage",
+    "signals.fusion": "a ScoreFusion stage",
+    "signals.query_verdict": "a WholeQueryVerify stage",
+    "signals.query_truth": "CertifiedTopK(whole_query=True)",
+}
+
+
+def _filler(need: str) -> str:
+    """What fills ``need``, in words (the error's advice)."""
+    if need in _FILLED_BY:
+        return _FILLED_BY[need]
+    head, _, name = need.partition(".")
+    if head == "signals":
+        return f"a candidate source named {name!r} or the stage that computes signal {name!r}"
+    return "a stage that fills it"
+
+
+def signal_needs(names: Iterable[str]) -> frozenset[str]:
+    """The fields that reading signals ``names`` needs: the candidates for the cosines,
+    the sources for ``rrf``, else the signal itself (``signals.NAME``)."""
+    needs = {"candidates"}
+    for name in names:
+        if name == "rrf":
+            needs.add("sources")
+        elif name not in _COMPUTED_SIGNALS:
+            needs.add(f"signals.{name}")
+    return frozenset(needs)
 
 
 class Stage:
@@ -30,6 +80,24 @@ class Stage:
     #: :func:`component_from_dict`). Stages and verifiers say so by inheritance, so the
     #: loader needs no import of the verifier interface, which itself builds on stages.
     json_loadable: ClassVar[bool] = True
+
+    #: The state fields this stage reads (``signals.NAME``: one signal); a stage whose
+    #: needs depend on its settings says so in :meth:`needed`.
+    needs: ClassVar[frozenset[str]] = frozenset()
+    #: The state fields this stage writes (see :meth:`filled`).
+    fills: ClassVar[frozenset[str]] = frozenset()
+
+    def needed(self) -> frozenset[str]:
+        """The fields this stage, as configured, reads: an earlier stage must fill them."""
+        return self.needs
+
+    def filled(self) -> frozenset[str]:
+        """The fields this stage, as configured, writes for the stages after it."""
+        return self.fills
+
+    def check_place(self, after: tuple[Stage, ...]) -> None:
+        """Raise ValueError when the stages ``after`` this one cannot follow it; default:
+        any can (the fields are checked by :class:`Pipeline` itself)."""
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         """Declare the texts to encode / search (``ctx.want``); default: nothing."""
@@ -71,6 +139,32 @@ class Stage:
         return batch
 
 
+def _stage_name(stage: Stage, at: int) -> str:
+    return f"{type(stage).__name__} (stage {at + 1})"
+
+
+def check_order(stages: tuple[Stage, ...], given: frozenset[str] = GIVEN) -> None:
+    """Raise ValueError naming the first stage that needs a field which neither ``given``
+    nor an earlier stage fills (and the later stage that fills it, if one does), or whose
+    place :meth:`Stage.check_place` refuses."""
+    have = set(given)
+    for at, stage in enumerate(stages):
+        for need in sorted(stage.needed() - have):
+            later = next(
+                (j for j in range(at + 1, len(stages)) if need in stages[j].filled()), None
+            )
+            if later is not None:
+                where = _stage_name(stages[later], later)
+                advice = f"{where} fills it, but after it: move that stage before it"
+            else:
+                advice = f"put {_filler(need)} before it"
+            raise ValueError(
+                f"{_stage_name(stage, at)} needs {need!r}, which no earlier stage fills: {advice}"
+            )
+        stage.check_place(stages[at + 1 :])
+        have |= stage.filled()
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Stage):
         return value.describe()
@@ -86,7 +180,14 @@ def _flatten(stage: Stage) -> tuple[Stage, ...]:
 
 
 class Pipeline(Stage):
-    """Stages run in order over one batch; built with ``>>``."""
+    """Stages run in order over one batch; built with ``>>``.
+
+    A pipeline that starts a search (its first stage needs only what a fresh state
+    holds: a candidate source) is checked when it is built: every stage's needs must be
+    filled by an earlier stage (:func:`check_order`). A pipeline that starts further on
+    (``SoftLogic() >> WholeQueryTruth()``) is a part to put after others: its unmet needs
+    are its own :meth:`needed`, checked once it is composed after a start.
+    """
 
     def __init__(self, stages: Iterable[Stage]) -> None:
         self.stages: tuple[Stage, ...] = tuple(s for stage in stages for s in _flatten(stage))
@@ -98,6 +199,23 @@ class Pipeline(Stage):
             if not isinstance(stage, Stage):
                 raise TypeError(f"{stage!r} is not a pipeline Stage")
             check_field_values(stage)  # NaN weights, "100" depths, unknown t-norms
+        if self.starts_search:
+            check_order(self.stages)
+
+    @property
+    def starts_search(self) -> bool:
+        """Whether the first stage needs only what a fresh query state holds."""
+        return self.stages[0].needed() <= GIVEN
+
+    def needed(self) -> frozenset[str]:
+        have, need = set(GIVEN), set()
+        for stage in self.stages:
+            need |= stage.needed() - have
+            have |= stage.filled()
+        return frozenset(need)
+
+    def filled(self) -> frozenset[str]:
+        return frozenset().union(*(s.filled() for s in self.stages))
 
     def __iter__(self) -> Iterator[Stage]:
         return iter(self.stages)
@@ -160,6 +278,7 @@ _LOADABLE_MODULES = frozenset(
         "logic_rag.pipeline.ranking",
         "logic_rag.pipeline.exclusion",
         "logic_rag.compose.logic",
+        "logic_rag.compose.score",
         "logic_rag.candidates.atoms",
         "logic_rag.candidates.bm25",
         "logic_rag.candidates.dense",
@@ -231,7 +350,8 @@ def _allowed_type(name: Any) -> type:
     if module_name not in _LOADABLE_MODULES or not class_name.isidentifier():
         raise ValueError(
             f"refusing to load {name[:120]!r}: only logic_rag stages and verifiers load "
-            f"(the classes of logic_rag.pipeline, .candidates, .compose.logic and .verifiers)"
+            f"(the classes of logic_rag.pipeline, .candidates, .compose.logic, .compose.score and "
+            f".verifiers)"
         )
     import importlib
 

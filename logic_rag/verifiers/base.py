@@ -194,12 +194,23 @@ class Verify(Stage):
     excludes) are checked: a verifier can be good at confirming membership and poor at
     refuting it. Entries not checked keep what an earlier verifier gave them. ``weight``
     blends the new probabilities with the earlier ones (1: replace them).
+
+    Such a partial check (``top``, ``polarity`` other than ``all``, ``weight`` below 1)
+    needs an earlier verifier's probabilities for the pairs it leaves: it declares
+    ``probs`` among its needs, so a pipeline without one is refused when it is built.
     """
 
     verifier: Verifier
     top: int | None = None
     weight: float = 1.0
     polarity: Polarity = "all"
+
+    needs: ClassVar[frozenset[str]] = frozenset({"candidates"})
+    fills: ClassVar[frozenset[str]] = frozenset({"probs", "evidence", "checked_by", "pair_source"})
+
+    def needed(self) -> frozenset[str]:
+        partial = self.top is not None or self.weight != 1.0 or self.polarity != "all"
+        return self.needs | {"probs"} if partial else self.needs
 
     def __post_init__(self) -> None:
         if self.top is not None and self.top < 1:
@@ -253,11 +264,8 @@ class Verify(Stage):
                 probs = np.where(answered, result.probs, 0.5)
                 state.set_probs(probs, result.evidence, self.verifier.name)
                 continue
-            if state.probs is None:
-                raise ValueError(
-                    f"Verify({self.verifier.name}, top={self.top}, polarity={self.polarity}) "
-                    f"needs an earlier verifier to give the unchecked pairs a probability"
-                )
+            # A partial check declares ``probs`` among its needs: Pipeline checked it.
+            assert state.probs is not None
             probs = state.probs.copy()
             rows = np.asarray(atoms)[:, None]
             before = probs[rows, pos]

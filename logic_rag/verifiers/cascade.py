@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -100,6 +100,9 @@ class CascadeVerify(Stage):
     sample_size: int = 300
     seed: int = 0
     short_circuit: bool = True
+
+    needs: ClassVar[frozenset[str]] = frozenset({"candidates", "probs"})
+    fills: ClassVar[frozenset[str]] = frozenset({"probs", "checked_by", "pair_source"})
 
     def __post_init__(self) -> None:
         if not 0.0 < self.recall <= 1.0 or not 0.0 <= self.precision <= 1.0:
@@ -245,6 +248,7 @@ class CascadeVerify(Stage):
         for state in batch:
             if not len(state.candidates):
                 continue
+            # Kept beside the declared need: fit() reaches here outside a pipeline.
             if state.probs is None:
                 raise ValueError(
                     "CascadeVerify needs a cheap verifier's probabilities first: put "
@@ -373,9 +377,8 @@ def fit_cascade(
     queries (the cheap verifier scores every pair of the pool), then asks the costly
     verifier about ``sample_size`` importance-sampled pairs. The file is keyed by the
     corpus, the encoder and the costly verifier (:func:`thresholds_key`); ``quality``
-    with calibrated bounds (``LogicConfig(quality_bounds="calibrated",
-    quality_thresholds=out)``) reads it. Fit once per corpus and model pair, on queries
-    like the ones to be served.
+    with calibrated bounds (``QualitySettings(bounds="calibrated", thresholds=out)``)
+    reads it. Fit once per corpus and model pair, on queries like the ones to be served.
     """
     from logic_rag.pipeline.context import SearchContext
     from logic_rag.pipeline.state import QueryState

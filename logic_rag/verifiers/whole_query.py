@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,6 +31,9 @@ class WholeQueryVerify(Stage):
     """Signal ``query_verdict``: the verifier's P(yes) for (whole query, page)."""
 
     verifier: Verifier
+
+    needs: ClassVar[frozenset[str]] = frozenset({"candidates"})
+    fills: ClassVar[frozenset[str]] = frozenset({f"signals.{QUERY_VERDICT}"})
 
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         self.verifier.prepare([q.plan.text for q in batch], ctx)
@@ -69,6 +73,9 @@ class WholeQueryTruth(Stage):
     :class:`~logic_rag.verifiers.certified.CertifiedTopK` fills with ``whole_query=True``)
     in place of its soft truth; pages without one keep the truth of their constraints.
     Goes between ``SoftLogic`` and ``Combine``, so the ranking is the one certified."""
+
+    needs: ClassVar[frozenset[str]] = frozenset({"signals.truth", "signals.query_truth"})
+    fills: ClassVar[frozenset[str]] = frozenset({"signals.truth"})
 
     def run(self, batch: SearchBatch, ctx: SearchContext) -> None:
         from logic_rag.verifiers.certified import QUERY_TRUTH
