@@ -26,8 +26,10 @@ query's budget ``max_llm_calls`` is spent.
   with probability at least ``1 - delta``: half of ``delta`` for the fit, half for the
   risks of the calibrated bounds the certificate relied on.
 
-Pairs never asked keep a point estimate inside their bounds, so the later ``SoftLogic >>
-Combine`` orders the certified top k first. Every query's ``info["llm"]`` reports the
+The score is the stage's :class:`~logic_rag.compose.score.Score`, the one the ranking
+after it uses (``score.logic() >> score.combine()``; a pipeline that puts another
+``SoftLogic`` or ``Combine`` after it is refused when built). Pairs never asked keep a
+point estimate inside their bounds, so that ranking orders the certified top k first. Every query's ``info["llm"]`` reports the
 calls, what checking every pair of the pool would have asked, prompt tokens, seconds,
 rounds, whether the top k was certified and the probability stated.
 
@@ -58,17 +60,19 @@ verdict on the whole logic, not one per constraint.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from logic_rag.compose.bounds import truth_bounds
+from logic_rag.compose.logic import SoftLogic
+from logic_rag.compose.score import Score
 from logic_rag.compose.soft_logic import TNorm
 from logic_rag.pipeline.context import SearchContext
-from logic_rag.pipeline.ranking import signal
-from logic_rag.pipeline.stage import Stage
+from logic_rag.pipeline.ranking import Combine, signal
+from logic_rag.pipeline.stage import Stage, signal_needs
 from logic_rag.pipeline.state import QueryState, SearchBatch
 from logic_rag.verifiers.base import Polarity, Verifier, check_pairs
 from logic_rag.verifiers.pair_bounds import CalibratedBounds, HardBounds, PairBounds
@@ -120,10 +124,8 @@ class CertifiedTopK(Stage):
 
     Attributes:
         expensive: the costly verifier (an LLM yes/no, any backend).
-        prior: the fixed part of the final score, as ``(signal, weight)`` pairs; it must
-            equal the ``Combine`` that follows, less its ``truth`` term.
-        truth_weight: the weight of ``truth`` in that ``Combine``.
-        tnorm: the connectives of the ``SoftLogic`` that follows.
+        score: the final score (prior, truth weight, t-norm) that the ``SoftLogic >>
+            Combine`` after this stage ranks by (``score.logic() >> score.combine()``).
         polarity: which atoms the costly verifier checks (``all``: NOT atoms too, what a
             certificate that covers the whole logic needs); the others keep their cheap
             probabilities, and a hit that depends on one of them is not certified.
@@ -136,12 +138,13 @@ class CertifiedTopK(Stage):
         whole_query: ask the whole query about every page first, the atoms only where
             that verdict is unsure or disagrees with the cheap logic (module doc).
         whole_query_band: a whole-query verdict at most this far from 0 or 1 is sure.
+
+    ``prior``, ``truth_weight`` and ``tnorm`` given as keywords make the ``score`` (for
+    callers not yet passing one; they are not fields and are not serialised).
     """
 
     expensive: Verifier
-    prior: tuple[tuple[str, float], ...] = (("cosine", 0.5), ("positive_cosine", 0.5))
-    truth_weight: float = 0.75
-    tnorm: TNorm = "product"
+    score: Score = Score()
     polarity: Polarity = "all"
     bounds: BoundKind = "hard"
     thresholds: str | None = None
@@ -150,8 +153,29 @@ class CertifiedTopK(Stage):
     per_round: int | None = None
     whole_query: bool = False
     whole_query_band: float = 0.2
+    prior: InitVar[tuple[tuple[str, float], ...] | None] = None
+    truth_weight: InitVar[float | None] = None
+    tnorm: InitVar[TNorm | None] = None
 
-    def __post_init__(self) -> None:
+    needs: ClassVar[frozenset[str]] = frozenset({"candidates", "probs"})
+    fills: ClassVar[frozenset[str]] = frozenset({"probs", "checked_by", "pair_source"})
+
+    def __post_init__(
+        self,
+        prior: tuple[tuple[str, float], ...] | None,
+        truth_weight: float | None,
+        tnorm: TNorm | None,
+    ) -> None:
+        if (prior, truth_weight, tnorm) != (None, None, None):
+            if self.score != Score():
+                raise ValueError("give score, or prior / truth_weight / tnorm, not both")
+            base = self.score
+            score = Score(
+                base.prior if prior is None else prior,
+                base.truth_weight if truth_weight is None else truth_weight,
+                base.tnorm if tnorm is None else tnorm,
+            )
+            object.__setattr__(self, "score", score)
         if self.bounds not in ("hard", "calibrated"):
             raise ValueError(f"bounds must be 'hard' or 'calibrated', got {self.bounds!r}")
         if self.bounds == "calibrated" and not self.thresholds:
@@ -165,17 +189,39 @@ class CertifiedTopK(Stage):
             raise ValueError("max_llm_calls must be >= 0 (or None for no limit)")
         if self.per_round is not None and self.per_round < 1:
             raise ValueError("per_round must be >= 1 (or None for the batch's k)")
-        if self.truth_weight <= 0:
-            raise ValueError("truth_weight must be positive")
         if self.polarity not in ("all", "positive", "negated"):
             raise ValueError("polarity must be all, positive or negated")
         if not 0.0 <= self.whole_query_band < 0.5:
             raise ValueError("whole_query_band must be in [0, 0.5)")
 
+    def needed(self) -> frozenset[str]:
+        """The cheap probabilities, and the signals of the prior."""
+        return self.needs | signal_needs(name for name, w in self.score.prior if w)
+
+    def filled(self) -> frozenset[str]:
+        return self.fills | ({f"signals.{QUERY_TRUTH}"} if self.whole_query else set())
+
+    def check_place(self, after: tuple[Stage, ...]) -> None:
+        """The ``SoftLogic`` and ``Combine`` after this stage must rank by its score: the
+        pairs it asks are those that decide that ranking's top k."""
+        logic = next((s for s in after if isinstance(s, SoftLogic)), None)
+        combine = next((s for s in after if isinstance(s, Combine)), None)
+        want = self.score
+        if logic is not None and logic != want.logic():
+            raise ValueError(
+                f"CertifiedTopK scores by {want.describe()}, but the {logic.describe()} after "
+                f"it does not: build both from one Score (score.logic())"
+            )
+        if combine is not None and combine != want.combine():
+            raise ValueError(
+                f"CertifiedTopK scores by {want.describe()}, but the {combine.describe()} "
+                f"after it does not: build both from one Score (score.combine())"
+            )
+
     # ------------------------------------------------------------------ set-up
     def prepare(self, batch: SearchBatch, ctx: SearchContext) -> None:
         self.expensive.prepare([a.text for q in batch for a in q.plan.atoms], ctx)
-        names = {name for name, _ in self.prior}
+        names = {name for name, _ in self.score.prior}
         if "cosine" in names:
             ctx.want([q.plan.text for q in batch])
         if "positive_cosine" in names:
@@ -217,7 +263,7 @@ class CertifiedTopK(Stage):
         probs = state.probs
         assert probs is not None
         prior = np.zeros(len(state.candidates))
-        for name, weight in self.prior:
+        for name, weight in self.score.prior:
             if weight:
                 prior = prior + weight * signal(state, name, ctx)
         rows = self._eligible(state)
@@ -241,7 +287,7 @@ class CertifiedTopK(Stage):
             q.state.plan.logic,
             {a.text: lo[i] for i, a in enumerate(atoms)},
             {a.text: hi[i] for i, a in enumerate(atoms)},
-            self.tnorm,
+            self.score.tnorm,
         )
 
     def _score_bounds(self, q: _Query, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -249,7 +295,7 @@ class CertifiedTopK(Stage):
         if q.fixed is not None:  # pages whose whole-query verdict is their truth
             kept = np.isfinite(q.fixed)
             t_lo, t_hi = np.where(kept, q.fixed, t_lo), np.where(kept, q.fixed, t_hi)
-        return q.prior + self.truth_weight * t_lo, q.prior + self.truth_weight * t_hi
+        return q.prior + self.score.truth_weight * t_lo, q.prior + self.score.truth_weight * t_hi
 
     def _hard(self, q: _Query) -> tuple[np.ndarray, np.ndarray]:
         """Interval ends with every unchecked eligible pair at [0, 1] (no risk taken)."""
@@ -294,7 +340,7 @@ class CertifiedTopK(Stage):
             lo, hi = hard_lo.copy(), hard_hi.copy()
             lo[r], hi[r] = q.lo[r, pos], q.hi[r, pos]
             t_lo, t_hi = self._truth_bounds(q, lo[:, None], hi[:, None])
-            score = q.prior[pos] + self.truth_weight * float(t_hi[0] if upper else t_lo[0])
+            score = q.prior[pos] + self.score.truth_weight * float(t_hi[0] if upper else t_lo[0])
             if (score <= bar) if upper else (score >= bar):
                 single.append(float(risks[r, pos]))
         if single:
@@ -405,11 +451,6 @@ class CertifiedTopK(Stage):
         for state in batch:
             if not len(state.candidates):
                 continue
-            if state.probs is None:
-                raise ValueError(
-                    "CertifiedTopK needs a cheap verifier's probabilities first: put "
-                    "Verify(EmbeddingVerifier()) (or a cross-encoder) before it"
-                )
             if bounds is None:
                 bounds = self.pair_bounds(ctx)
             work.append(self._start(state, bounds, ctx))
@@ -460,7 +501,7 @@ class CertifiedTopK(Stage):
             cheap = soft_truth(
                 q.state.plan.logic,
                 {a.text: q.estimate[i, positions] for i, a in enumerate(atoms)},
-                self.tnorm,
+                self.score.tnorm,
             )
             usable = np.isfinite(verdicts)
             sure = usable & ((verdicts <= band) | (verdicts >= 1.0 - band))
