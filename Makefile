@@ -59,6 +59,10 @@ vllm-env: setup
 # minutes instead of one that eats the whole CI budget.
 test-vllm: vllm-env
 	timeout --kill-after=30 900 $(VLLM_VENV)/bin/python -m pytest -m vllm tests/generators -p no:cacheprovider
+	# LlamaIndex's OpenAILike and LangChain's ChatOpenAI (main environment) against vLLM's
+	# OpenAI-compatible server (started from the vLLM one): about 6 minutes on 2 cores.
+	LOGIC_RAG_VLLM_PYTHON=$(abspath $(VLLM_VENV))/bin/python timeout --kill-after=30 900 \
+		$(BIN)/python -m pytest -m vllm tests/integrations/test_openai_compatible_llm.py -p no:cacheprovider
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
