@@ -86,14 +86,17 @@ def time_pipelines(
     """
     if not ks or pool <= max(ks):
         raise ValueError(f"pool ({pool}) must be larger than every k ({list(ks)})")
-    base = retriever.with_config(verifier=verifier, quality_pool=pool)
-    quality = base.with_config(quality_bounds="hard", quality_max_calls=budget)
+    from logic_rag.strategy_settings import LLMRerankSettings, QualitySettings, VerifySettings
+
+    quality = retriever.with_settings(
+        QualitySettings(verifier=verifier, pool=pool, bounds="hard", max_calls=budget)
+    )
     by_k: dict[int, dict[str, Any]] = {}
     for k in ks:
         row = {"vanilla": _timed(retriever, None, queries, k, "vanilla")}
         row["quality"] = _timed(quality, verifier, queries, k, "quality")
         top = max(1, int(round(row["quality"]["llm_calls_mean"])))
-        peer = base.with_config(llm_rerank_top=top)
+        peer = retriever.with_settings(LLMRerankSettings(verifier=verifier, pool=pool, top=top))
         row["llm_rerank"] = {
             "llm_rerank_top": top,
             **_timed(peer, verifier, queries, k, "llm-rerank"),
@@ -106,7 +109,7 @@ def time_pipelines(
         by_k[k] = row
     out: dict[str, Any] = {"by_k": by_k}
     if all_pairs_queries:
-        verify = base.with_config(verifier_top=pool)
+        verify = retriever.with_settings(VerifySettings(verifier=verifier, verifier_top=pool))
         chosen = list(queries)[:all_pairs_queries]
         out["all_pairs_verify"] = {
             "queries": len(chosen),

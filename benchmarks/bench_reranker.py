@@ -136,12 +136,14 @@ def run_against_retriever(
     top ``candidates``), timed in turn in one process. The reranker shares the retriever's
     loaded encoder through a ``LogicEmbedding``; its page-vector cache is warm after the
     first round, which is not timed (a service sees the same pages again)."""
+    from dataclasses import fields
+
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
     from logic_rag.encoders.dense import DenseEncoder
     from logic_rag.integrations.llama_index import LogicEmbedding, LogicLlamaIndexReranker
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.strategies import LogicConfig  # maps candidates= onto any strategy
+    from logic_rag.strategies import STRATEGIES
 
     say = log if log is not None else (lambda _msg: None)
     if min(pool, n_queries, candidates, rounds) < 1:
@@ -149,7 +151,9 @@ def run_against_retriever(
     docs = world_documents(pool, seed)
     queries = three_atom_queries(n_queries, seed)
     encoder = DenseEncoder(model, device=device)
-    settings = LogicConfig(candidates=candidates).settings_for(strategy)
+    own = STRATEGIES[strategy].settings  # candidates= where the strategy has them
+    has_candidates = "candidates" in {f.name for f in fields(own)}
+    settings = own(candidates=candidates) if has_candidates else own()
     say(f"reranker vs retriever: {strategy}, {candidates} of {pool} pages, {n_queries} queries")
     retriever = LogicRetriever.build(docs, model=encoder, settings=settings, strategy=strategy)
     embedding = LogicEmbedding(encoder)

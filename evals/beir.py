@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from logic_rag.strategy_settings import StrategySettings
 
 __all__ = ["DEFAULT_MEASURES", "evaluate_beir"]
 
@@ -22,7 +25,7 @@ def evaluate_beir(
     strategies: Sequence[str] | None = None,
     index: str | os.PathLike[str] | None = None,
     store_uri: str | None = None,
-    config: dict[str, Any] | None = None,
+    settings: Sequence[StrategySettings] = (),
 ) -> dict[str, Any]:
     """Index a BEIR corpus with ``model``, search its judged queries, score with ir-measures.
 
@@ -34,9 +37,9 @@ def evaluate_beir(
     ``"strategies": {name: metrics}`` is added; ``metrics`` then holds the first one's.
     This is the no-regression check for queries without logic. ``index`` reuses (or
     writes) an index folder, so a slow encoder embeds the corpus once; ``store_uri`` names
-    the Milvus store of an index built with ``--store``; ``config`` holds
-    :class:`~logic_rag.strategies.LogicConfig` changes (the verifier of ``verify`` and
-    ``quality``, the cascade's targets).
+    the Milvus store of an index built with ``--store``; ``settings`` are strategies'
+    settings (:mod:`logic_rag.strategy_settings`: the verifier of ``verify`` and
+    ``quality``, the cascade's targets), each for the strategies of its class.
     """
     import ir_measures
 
@@ -72,8 +75,8 @@ def evaluate_beir(
             logic = LogicRetriever.build(data.corpus, model=model, show_progress_bar=True)
             if index is not None:
                 logic.save(index)
-        if config:
-            logic = logic.with_config(**config)
+        if settings:
+            logic = logic.with_settings(*settings)
         name = logic.dense.encoder.name
         by_strategy = {s: score(logic.search_batch(texts, k=depth, strategy=s)) for s in strategies}
         metrics = by_strategy[strategies[0]]

@@ -39,7 +39,7 @@ from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.ranking import signal
 from logic_rag.pipeline.state import QueryState, SearchBatch
 from logic_rag.query.algebra import LogicalQuery, positive_part
-from logic_rag.strategies import LogicConfig
+from logic_rag.strategy_settings import EvidenceSettings, RerankSettings
 from logic_rag.verifiers.base import Verify
 
 NEGATION = ("_ that are not _", "_ that are also _ but not _")
@@ -68,8 +68,8 @@ class Probe:
 
 def collect(retriever: LogicRetriever, path: str, batch_size: int = 32) -> list[Probe]:
     queries = load_quest_queries(path)
-    cfg = LogicConfig()
-    pipeline = DenseCandidates(cfg.candidates) >> Verify(cfg.embedding_verifier())
+    cfg = RerankSettings()
+    pipeline = DenseCandidates(cfg.candidates) >> Verify(EvidenceSettings().verifier())
     docs = retriever.resources.doc_vectors()
     probes = []
     for start in range(0, len(queries), batch_size):
@@ -112,11 +112,12 @@ def doc_probs(p: Probe, rank: int = 20, t: float = 0.1) -> np.ndarray:
 
 
 def rerank_score(p: Probe, probs: np.ndarray, logic: LogicalQuery | None = None) -> np.ndarray:
-    """``rerank``'s score (default :class:`LogicConfig` weights) over ``logic`` (the query's)."""
-    cfg = LogicConfig()
+    """``rerank``'s score (default :class:`RerankSettings` weights) over ``logic`` (the
+    query's)."""
+    cfg = RerankSettings()
     truth = soft_truth(logic or p.logic, {a: probs[i] for i, a in enumerate(p.atoms)})
     prior = (1 - cfg.positive_prior) * p.cosine + cfg.positive_prior * p.positive_cosine
-    return prior + cfg.rerank_weight * truth
+    return prior + cfg.truth_weight * truth
 
 
 def positive_only_score(p: Probe) -> np.ndarray:

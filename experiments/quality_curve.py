@@ -203,26 +203,27 @@ def train_queries(data: Path, *, seed: int = 0, dev_share: float = 0.5) -> list[
     return [str(r["query"]) for r in split.train]
 
 
-def _config(
+def _settings(
     run: Run, verifier: Any, thresholds: str | None = None, extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    extra = extra or {}
+) -> Any:
+    """The settings of ``run``'s strategy (None: its defaults); ``extra``: further
+    :class:`~logic_rag.strategy_settings.QualitySettings` fields for ``quality`` runs."""
+    from logic_rag.strategy_settings import LLMRerankSettings, QualitySettings, VerifySettings
+
     if run.strategy == "quality":
-        config = {
-            **extra,
-            "verifier": verifier,
-            "quality_bounds": run.bounds,
-            "quality_max_calls": run.budget,
-        }
-        if run.bounds == "calibrated":
-            config["quality_thresholds"] = thresholds
-        return config
+        calibrated = {"thresholds": thresholds} if run.bounds == "calibrated" else {}
+        return QualitySettings(
+            **{**(extra or {}), **calibrated},
+            verifier=verifier,
+            bounds=run.bounds,
+            max_calls=run.budget,
+        )
     if run.strategy == "llm-rerank":
         # With no top, every page of the pool (larger than any pool here).
-        return {"verifier": verifier, "llm_rerank_top": int(run.top or 100_000)}
+        return LLMRerankSettings(verifier=verifier, top=int(run.top or 100_000))
     if run.strategy == "verify":
-        return {"verifier": verifier, "verifier_top": run.top}
-    return {}
+        return VerifySettings(verifier=verifier, verifier_top=run.top)
+    return None
 
 
 def measure(
@@ -236,10 +237,11 @@ def measure(
     quality_config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Search every query alone at ``run.k``; R@k, LLM calls and seconds per query.
-    ``quality_config``: further LogicConfig changes for ``quality`` runs."""
+    ``quality_config``: further QualitySettings fields for ``quality`` runs."""
     from logic_rag.evals.quest.metrics import evaluate_run
 
-    configured = retriever.with_config(**_config(run, verifier, thresholds, quality_config))
+    settings = _settings(run, verifier, thresholds, quality_config)
+    configured = retriever if settings is None else retriever.with_settings(settings)
     cache = verifier.cache
     scored = getattr(verifier, "stats", lambda: {})
     ranking: dict[str, list[tuple[str, float]]] = {}
@@ -368,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--quality-config",
         default="{}",
-        help="JSON: further LogicConfig changes for quality runs, e.g. '{\"quality_pool\": 40}'",
+        help="JSON: further QualitySettings fields for quality runs, e.g. '{\"pool\": 40}'",
     )
     args = p.parse_args(argv)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
@@ -412,12 +414,13 @@ def main(argv: list[str] | None = None) -> int:
     verifier = LLMVerifier(generator=generator, cache=cache)
     thresholds = None
     if args.fit_sample:
+        from logic_rag.strategy_settings import QualitySettings
         from logic_rag.verifiers.cascade import fit_cascade
 
         thresholds = str(out / f"fit-{args.fit_sample}.json")
         if not Path(thresholds).is_file():
             fit_cascade(
-                retriever.with_config(verifier=verifier),
+                retriever.with_settings(QualitySettings(verifier=verifier)),
                 train_queries(data),
                 thresholds,
                 sample_size=args.fit_sample,

@@ -65,6 +65,7 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any, side: str =
     from experiments.quality_curve import dev_queries, train_queries
     from logic_rag.logic_retriever import LogicRetriever
     from logic_rag.paths import shared_data_dir
+    from logic_rag.strategy_settings import QualitySettings, VerifySettings
     from logic_rag.verifiers.cascade import fit_cascade
     from logic_rag.verifiers.llm import LLMVerifier
 
@@ -75,11 +76,11 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any, side: str =
         texts = train_queries(data)
     verifier = LLMVerifier(generator=recorder)
     base = LogicRetriever.load(index)
-    quality = base.with_config(verifier=verifier, quality_bounds="hard", quality_max_calls=None)
+    quality = base.with_settings(QualitySettings(verifier=verifier, bounds="hard", max_calls=None))
     for k in (5, 20):
         pairs = _record_pool(quality, verifier, texts, k)
         log(f"quest k={k}: {pairs} pool pairs, {len(recorder.asked)} prompts so far")
-    verify = base.with_config(verifier=verifier, verifier_top=40)
+    verify = base.with_settings(VerifySettings(verifier=verifier, verifier_top=40))
     for k in (5, 20):
         for text in texts:  # one at a time, as the experiment searches
             verify.search(text, k, strategy="verify")
@@ -94,6 +95,7 @@ def record_quest(index: str, recorder: RecordingGenerator, log: Any, side: str =
 def record_boolq(model: str, candidates: int, recorder: RecordingGenerator, log: Any) -> None:
     from experiments.rerankers_boolq import boolq_candidates
     from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.strategy_settings import LLMRerankSettings, VerifySettings
     from logic_rag.verifiers.llm import LLMVerifier
 
     case = boolq_candidates(model, candidates)
@@ -101,11 +103,14 @@ def record_boolq(model: str, candidates: int, recorder: RecordingGenerator, log:
     verifier = LLMVerifier(generator=recorder)
     # verify over every candidate with every atom, and llm-rerank over every candidate:
     # together the superset quality draws from at any top_n.
-    for strategy, config in (
-        ("verify", {"verifier_top": candidates, "verifier_atoms": "all"}),
-        ("llm-rerank", {"llm_rerank_top": candidates}),
+    for strategy, settings in (
+        (
+            "verify",
+            VerifySettings(verifier=verifier, verifier_top=candidates, verifier_atoms="all"),
+        ),
+        ("llm-rerank", LLMRerankSettings(verifier=verifier, top=candidates)),
     ):
-        reranker = CandidateReranker(encoder, strategy=strategy, config=config, verifier=verifier)
+        reranker = CandidateReranker(encoder, strategy=strategy, settings=settings)
         for query, hits in zip(texts, found, strict=True):
             docs = [by_id[h.id] for h in hits]
             reranker.rerank(

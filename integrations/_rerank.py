@@ -49,7 +49,6 @@ ranks exactly as the retriever's strategy does.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -60,8 +59,8 @@ if TYPE_CHECKING:
     from logic_rag.pipeline.stage import Pipeline
     from logic_rag.query.decompose import Decomposer
     from logic_rag.retriever import Hit
-    from logic_rag.strategies import Calibration, LogicConfig
-    from logic_rag.strategy_settings import StrategySettings
+    from logic_rag.strategies import Calibration
+    from logic_rag.strategy_settings import CheckedSettings, StrategySettings
     from logic_rag.verifiers.base import Verifier
 
 __all__ = [
@@ -69,7 +68,6 @@ __all__ = [
     "CandidateReranker",
     "Reranked",
     "check_top_n",
-    "check_truth_weight",
     "reranker_fields",
 ]
 
@@ -96,71 +94,6 @@ def check_top_n(top_n: object) -> int | None:
     return _engine.check_k(top_n)
 
 
-def check_truth_weight(weight: object) -> float:
-    """A finite, non-negative weight of the soft truth."""
-    if isinstance(weight, bool) or not isinstance(weight, int | float):
-        raise TypeError(f"truth_weight must be a number, got {type(weight).__name__}")
-    if not 0.0 <= float(weight) < float("inf"):
-        raise ValueError(f"truth_weight must be finite and >= 0, got {weight}")
-    return float(weight)
-
-
-def _deprecated(message: str) -> None:
-    """A DeprecationWarning pointed at the user's line (through an adapter or not)."""
-    from logic_rag.logic_retriever import outside_stacklevel
-
-    warnings.warn(message, DeprecationWarning, stacklevel=outside_stacklevel())
-
-
-def _with_legacy(
-    strategy: str,
-    settings: StrategySettings,
-    calibration: Calibration,
-    verifier: str | Verifier | None,
-    truth_weight: float | None,
-) -> tuple[StrategySettings, Calibration]:
-    """Fold the ``verifier=`` shorthand and the older ``truth_weight=`` argument into the
-    strategy's settings."""
-    from logic_rag.strategy_settings import EvidenceSettings
-    from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
-
-    if truth_weight is not None:
-        _deprecated(
-            "truth_weight is deprecated: the soft truth's weight is the strategy's "
-            "settings' truth_weight (RerankSettings, VerifySettings, ...)"
-        )
-        weight = check_truth_weight(truth_weight)
-        if hasattr(settings, "truth_weight"):
-            settings = replace(settings, truth_weight=weight)  # type: ignore[type-var]
-    if isinstance(verifier, str) and verifier.strip().lower() == "embedding":
-        verifier = None
-    if isinstance(verifier, EmbeddingVerifier):
-        _deprecated(
-            "verifier=EmbeddingVerifier(...) is deprecated: the embedding evidence's "
-            "values are the settings' evidence (EvidenceSettings: atom_depth, "
-            "threshold_rank, temperature, passage_weight) and calibration='corpus' selects "
-            "the corpus rule"
-        )
-        if hasattr(settings, "evidence"):
-            evidence = EvidenceSettings(
-                atom_depth=verifier.atom_depth,
-                threshold_rank=verifier.threshold_rank,
-                temperature=verifier.temperature,
-                passage_weight=verifier.passage_weight,
-            )
-            settings = replace(settings, evidence=evidence)  # type: ignore[type-var]
-        corpus = not isinstance(verifier, CandidateEmbeddingVerifier)
-        return settings, "corpus" if corpus else "candidates"
-    if verifier is not None:
-        if not hasattr(settings, "verifier"):
-            raise ValueError(
-                f"verifier= applies to the strategies verify, quality and llm-rerank; "
-                f"strategy {strategy!r} runs no second verifier"
-            )
-        settings = replace(settings, verifier=verifier)  # type: ignore[type-var]
-    return settings, calibration
-
-
 class CandidateReranker:
     """Re-rank candidate texts with a named strategy (framework-free core).
 
@@ -172,11 +105,11 @@ class CandidateReranker:
         settings: the strategy's settings (its class from
             :data:`~logic_rag.strategies.STRATEGIES`, e.g. ``VerifySettings``) or their
             ``to_dict()``, exactly as for ``LogicRetriever``; default: the defaults.
-        config: deprecated (warns): a :class:`~logic_rag.strategies.LogicConfig` or the
-            dict older ``to_dict`` wrote; mapped with ``LogicConfig.settings_for``.
-        verifier: shorthand for ``settings.verifier`` (``verify``, ``quality``,
-            ``llm-rerank``): a spec (``cross-encoder:FOLDER``, ``llm:GENERATOR``) or a
-            ``Verifier``; ``"embedding"`` or ``None`` keeps the settings'.
+            Every value, the costly ``verifier`` too, is named there.
+        llm: a framework's model (a LlamaIndex ``LLM``, a LangChain chat model) or a
+            logic-rag generator the caller already holds, as the costly verifier of
+            ``verify``, ``quality`` or ``llm-rerank`` in place of ``settings.verifier``
+            (it is shared, not written out: :attr:`settings` stay as given).
         decomposer: reads the query's logic: an object or a spec (``rules``, ``llm``,
             ``auto``, ``llm:MODEL``); default rules.
         passages: also embed each candidate's sentences, so an atom is checked against
@@ -187,7 +120,6 @@ class CandidateReranker:
             0 turns the cache off. ``.cache.hits`` / ``.cache.misses`` count pages.
         calibration: ``candidates`` (default) calibrates the embedding evidence on the
             candidates (module docstring); ``corpus`` keeps the corpus rule.
-        truth_weight: deprecated; sets ``settings.truth_weight``.
     """
 
     def __init__(
@@ -196,13 +128,11 @@ class CandidateReranker:
         *,
         strategy: str = DEFAULT_STRATEGY,
         settings: StrategySettings | dict[str, Any] | None = None,
-        config: LogicConfig | dict[str, Any] | None = None,
-        verifier: str | Verifier | None = None,
-        decomposer: Decomposer | str | None = None,
+        llm: Any = None,
+        decomposer: Decomposer | str | dict[str, Any] | None = None,
         passages: bool = True,
         cache_size: int = 1024,
         calibration: Calibration = "candidates",
-        truth_weight: float | None = None,
     ) -> None:
         from logic_rag.integrations._embedding_cache import CandidateEmbeddingCache
         from logic_rag.integrations._settings import decomposer_from, settings_from
@@ -210,13 +140,10 @@ class CandidateReranker:
 
         if not isinstance(strategy, str):
             raise TypeError(f"strategy must be a strategy name, got {type(strategy).__name__}")
-        if config is not None and config != {}:
-            from logic_rag.logic_retriever import deprecated_config
-
-            deprecated_config("the reranker's config=")
-        self.settings, self.calibration = _with_legacy(
-            strategy, settings_from(strategy, settings, config), calibration, verifier, truth_weight
-        )
+        _engine.check_llm_strategy(strategy, llm)
+        self.settings = settings_from(strategy, settings)
+        self.llm = llm
+        self.calibration = calibration
         self.strategy = strategy
         # Built once (an unknown strategy, or one that needs SPLADE, fails here): its
         # verifiers load their models once and keep their pair caches across calls.
@@ -231,8 +158,11 @@ class CandidateReranker:
         from logic_rag.candidates.given import GivenCandidates
         from logic_rag.strategies import pipeline_over_candidates
 
+        settings = self.settings
+        if self.llm is not None:  # the shared model is the costly verifier
+            settings = replace(settings, verifier=_engine.llm_verifier(self.llm))  # type: ignore[type-var]
         return pipeline_over_candidates(
-            self.strategy, self.settings, GivenCandidates(None), calibration=self.calibration
+            self.strategy, settings, GivenCandidates(None), calibration=self.calibration
         )
 
     def pipeline(self, scores: Sequence[float | None] | None = None) -> Pipeline:
@@ -308,8 +238,11 @@ class CandidateReranker:
         k: int,
     ) -> list[Reranked]:
         from logic_rag.corpus import Document
+        from logic_rag.explain import explained_hits
         from logic_rag.index.exact import ExactIndex
-        from logic_rag.logic_retriever import LogicRetriever
+        from logic_rag.pipeline.context import Resources, SearchContext
+        from logic_rag.pipeline.state import QueryState, SearchBatch
+        from logic_rag.planning import plan_queries
         from logic_rag.query.algebra import Atom
         from logic_rag.retriever import DenseRetriever
         from logic_rag.strategies import STRATEGIES
@@ -329,31 +262,41 @@ class CandidateReranker:
         vectors, passages = self.cache.vectors(self.encoder, docs, passages=self.passages)
         # The candidates' vectors as they are, searched by one exact matrix product where
         # a stage still searches (orthogonal, backfill): no FAISS index per call.
-        engine = LogicRetriever(
-            DenseRetriever(self.encoder, ExactIndex(vectors), docs),
-            passages=passages,
-            decomposer=self.decomposer,
-            strategy=self.pipeline(scores),
-            settings=self.settings,
+        resources = Resources(
+            DenseRetriever(self.encoder, ExactIndex(vectors), docs), passages=passages
         )
         # A strategy that ignores the logic (vanilla) skips the decomposer, as in search.
         plain = None if STRATEGIES[self.strategy].decompose else [Atom(query)]
-        (hits,) = engine.search_batch([query], k, logical_queries=plain)
-        out = []
-        for hit in hits:
-            out.append(Reranked(int(hit.id), hit))
-        return out
+        explain = self._explained_by()
+        plans = plan_queries(
+            [query],
+            plain,
+            self.decomposer.decompose,
+            min_confidence=explain.logic.min_confidence,
+        )
+        batch = SearchBatch([QueryState(p) for p in plans], min(k, len(docs)))
+        self.pipeline(scores)(batch, SearchContext(resources))
+        (state,) = batch
+        return [Reranked(int(hit.id), hit) for hit in explained_hits(state, resources, explain)]
+
+    def _explained_by(self) -> CheckedSettings:
+        """The settings whose ``logic`` and ``evidence`` explain the hits: the strategy's,
+        or ``rerank``'s defaults for one that checks no constraints (``vanilla``), as the
+        retriever does."""
+        from logic_rag.strategy_settings import CheckedSettings, RerankSettings
+
+        return self.settings if isinstance(self.settings, CheckedSettings) else RerankSettings()
 
 
 def reranker_fields(core: CandidateReranker, top_n: int | None) -> dict[str, Any]:
     """The JSON-shaped constructor arguments both framework adapters declare as fields, so
     that ``to_dict`` / ``dumpd`` rebuild an equal reranker."""
-    from logic_rag.integrations._settings import decomposer_spec, settings_to_dict
+    from logic_rag.integrations._settings import decomposer_spec
 
     return {
         "model": core.encoder.name,
         "strategy": core.strategy,
-        "settings": settings_to_dict(core.settings),
+        "settings": core.settings.to_dict(),
         "decomposer": core.decomposer_spec or decomposer_spec(core.decomposer),
         "top_n": check_top_n(top_n),
         "passages": core.passages,

@@ -254,27 +254,25 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
     ``model``), so calibration is relative to them by default.
 
     ``LogicLangChainReranker(model=None, *, strategy="verify", settings=None, top_n=3,
-    verifier=None, decomposer=None, passages=True, cache_size=1024,
-    calibration="candidates")``: ``model`` is a dense encoder name, folder or
+    decomposer=None, passages=True, cache_size=1024, calibration="candidates",
+    llm=None)``: ``model`` is a dense encoder name, folder or
     ``DenseEncoder`` (default :func:`logic_rag.models.default_dense_model`); ``settings``
     the strategy's settings (``logic_rag.VerifySettings`` for ``verify``, ...) or their
     dict (every value applies as in the retriever); ``top_n`` the documents kept
-    (``None``: all, re-ordered); ``verifier`` shorthand for ``settings.verifier``;
-    ``decomposer`` an object or a spec (``rules``, ``llm``, ``auto``, ``llm:MODEL``);
+    (``None``: all, re-ordered); ``decomposer`` an object or a spec (``rules``, ``llm``, ``auto``, ``llm:MODEL``);
     ``cache_size`` the pages whose vectors are kept for later calls (0: none);
     ``calibration`` ``candidates`` or ``corpus``; ``llm`` the chat model (or LLM) the
     chain already holds, as the costly verifier of ``quality``, ``llm-rerank`` or
     ``verify`` (logprobs of Yes / No where it returns them, else a strict one-word
     answer; each document's metadata gains ``llm_cost`` and, for ``quality``,
-    ``certificate``; not serialised: pass it again). Deprecated (they warn): ``config`` (a
-    ``logic_rag.LogicConfig`` or the dict older versions wrote) and ``truth_weight`` (it
-    sets ``settings.truth_weight``).
+    ``certificate``; not serialised: pass it again).
 
     Serialisable: the fields are plain values the constructor takes, so
     ``loads(dumps(r), allowed_objects=[LogicLangChainReranker],
-    valid_namespaces=["logic_rag"])`` rebuilds an equal reranker. A verifier or
-    decomposer passed as an object that no spec describes is written as
-    ``<object ClassName>`` and must be passed again.
+    valid_namespaces=["logic_rag"])`` rebuilds an equal reranker (the settings by the
+    library's one rule, ``{"type", "init_parameters"}``). A verifier or decomposer object
+    that no file may rebuild is named there by its type and refused on loading: pass it
+    again.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -282,8 +280,7 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
     model: str = ""
     strategy: str = DEFAULT_STRATEGY
     settings: dict[str, Any] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)  # deprecated: older dumps
-    decomposer: str = "rules"
+    decomposer: str | dict[str, Any] = "rules"
     top_n: int | None = DEFAULT_TOP_N
     passages: bool = True
     cache_size: int = 1024
@@ -297,34 +294,24 @@ class LogicLangChainReranker(BaseDocumentCompressor, Serializable):
         *,
         strategy: str = DEFAULT_STRATEGY,
         settings: Any = None,
-        config: Any = None,
         top_n: int | None = DEFAULT_TOP_N,
-        verifier: Any = None,
         decomposer: Any = None,
         passages: bool = True,
         cache_size: int = 1024,
         calibration: str = "candidates",
-        truth_weight: float | None = None,
         llm: Any = None,
     ) -> None:
         from logic_rag.integrations._rerank import CandidateReranker, reranker_fields
 
-        if llm is not None:
-            _engine.check_llm_strategy(strategy, llm)
-            if verifier is not None:
-                raise ValueError("pass llm= or verifier=, not both")
-            verifier = _engine.llm_verifier(llm)
         core = CandidateReranker(
             model or None,
             strategy=strategy,
             settings=settings,
-            config=config,
-            verifier=verifier,
+            llm=llm,
             decomposer=decomposer,
             passages=passages,
             cache_size=cache_size,
             calibration=calibration,  # type: ignore[arg-type]
-            truth_weight=truth_weight,
         )
         super().__init__(**reranker_fields(core, top_n))
         self._core = core

@@ -280,8 +280,9 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
     ``model``), so calibration is relative to them by default.
 
     Every field is a plain value the constructor takes, so ``to_dict`` / ``from_dict``
-    rebuild an equal reranker. A verifier or decomposer passed as an object that no spec
-    describes is written as ``<object ClassName>``; pass it again on ``from_dict``.
+    rebuild an equal reranker (the settings by the library's one rule, ``{"type",
+    "init_parameters"}``). A verifier or decomposer object that no file may rebuild is
+    named there by its type and refused on ``from_dict``: pass it again.
 
     Args:
         model: dense encoder name, folder or ``DenseEncoder`` (default
@@ -290,11 +291,7 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         settings: the strategy's settings (``logic_rag.VerifySettings`` for ``verify``,
             ...) or their dict: every value applies as in the retriever
             (``positive_prior``, ``verifier``, ``verifier_top`` …).
-        config: deprecated (warns): a ``logic_rag.LogicConfig`` or the dict older
-            ``to_dict`` wrote.
         top_n: nodes kept (``None``: all, re-ordered).
-        verifier: shorthand for ``settings.verifier`` (``cross-encoder:FOLDER``,
-            ``llm:GENERATOR`` or a ``Verifier``).
         decomposer: a ``logic_rag.query`` decomposer or a spec (``rules``, ``llm``,
             ``auto``, ``llm:MODEL``).
         passages: check atoms against each node's best sentence too.
@@ -302,8 +299,6 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         calibration: ``candidates`` (default) or ``corpus``.
         keep_retrieval_score: copy each node's incoming score to metadata
             ``retrieval_score`` (as LlamaIndex's ``SentenceTransformerRerank`` does).
-        truth_weight: deprecated; sets ``settings.truth_weight``.
-        model_name: deprecated spelling of ``model`` (what older ``to_dict`` wrote).
         llm: the LlamaIndex ``LLM`` the pipeline already holds (``Settings.llm``), as the
             costly verifier of ``quality``, ``llm-rerank`` or ``verify`` (as for
             :class:`LogicLlamaIndexRetriever`); not written by ``to_dict``: pass it again.
@@ -319,10 +314,9 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
     settings: dict[str, Any] = Field(
         default_factory=dict, description="The strategy's settings (to_dict())."
     )
-    config: dict[str, Any] = Field(
-        default_factory=dict, description="Deprecated: an older to_dict's LogicConfig."
+    decomposer: str | dict[str, Any] = Field(
+        default="rules", description="The query decomposer's spec."
     )
-    decomposer: str = Field(default="rules", description="The query decomposer's spec.")
     top_n: int | None = Field(default=None, description="Nodes kept (None: all).")
     passages: bool = Field(default=True, description="Check atoms against sentences too.")
     cache_size: int = Field(default=1024, description="Nodes whose vectors are cached.")
@@ -340,40 +334,26 @@ class LogicLlamaIndexReranker(BaseNodePostprocessor):
         *,
         strategy: str = DEFAULT_STRATEGY,
         settings: Any = None,
-        config: Any = None,
         top_n: int | None = None,
-        verifier: Any = None,
         decomposer: Any = None,
         passages: bool = True,
         cache_size: int = 1024,
         calibration: str = "candidates",
         keep_retrieval_score: bool = False,
-        truth_weight: float | None = None,
-        model_name: str | None = None,
         llm: Any = None,
         **kwargs: Any,
     ) -> None:
         from logic_rag.integrations._rerank import CandidateReranker, reranker_fields
 
-        if llm is not None:
-            _engine.check_llm_strategy(strategy, llm)
-            if verifier is not None:
-                raise ValueError("pass llm= or verifier=, not both")
-            verifier = _engine.llm_verifier(llm)
-        if model_name is not None:
-            warnings.warn("model_name is deprecated; pass model", DeprecationWarning, stacklevel=2)
-            model = model_name if model is None else model
         core = CandidateReranker(
             model or None,
             strategy=strategy,
             settings=settings,
-            config=config,
-            verifier=verifier,
+            llm=llm,
             decomposer=decomposer,
             passages=passages,
             cache_size=cache_size,
             calibration=calibration,  # type: ignore[arg-type]
-            truth_weight=truth_weight,
         )
         super().__init__(
             **reranker_fields(core, top_n),

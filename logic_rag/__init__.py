@@ -24,7 +24,6 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # retrievers
     "LogicRetriever": "logic_retriever",
-    "LogicConfig": "strategies",
     "Strategy": "strategies",
     "STRATEGIES": "strategies",
     # each named strategy's settings (the one place of defaults)
@@ -68,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "LLMVerifier": "verifiers.llm",
     "FrameworkLLM": "generators.framework",
     "make_verifier": "verifiers.spec",
+    "verifier_spec": "verifiers.spec",
     "CertifiedTopK": "verifiers.certified",
     "WholeQueryVerify": "verifiers.whole_query",
     "VerdictRule": "verifiers.verdicts",
@@ -122,7 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.query.llm import LLMDecomposer
     from logic_rag.query.rules import RuleDecomposer
     from logic_rag.retriever import DenseRetriever, Hit
-    from logic_rag.strategies import STRATEGIES, LogicConfig, Strategy
+    from logic_rag.strategies import STRATEGIES, Strategy
     from logic_rag.strategy_settings import (
         EvidenceSettings,
         FusionSettings,
@@ -142,7 +142,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from logic_rag.verifiers.cross_encoder import CrossEncoderVerifier
     from logic_rag.verifiers.embedding import EmbeddingVerifier
     from logic_rag.verifiers.llm import LLMVerifier
-    from logic_rag.verifiers.spec import make_verifier
+    from logic_rag.verifiers.spec import make_verifier, verifier_spec
     from logic_rag.verifiers.verdicts import VerdictRule
     from logic_rag.verifiers.whole_query import WholeQueryVerify
 

@@ -21,8 +21,7 @@ Each named strategy is built from its own typed settings
 (:mod:`logic_rag.strategy_settings`): ``LogicRetriever.build(docs, strategy="verify",
 settings=VerifySettings(verifier_top=40))``; settings are kept by class, so
 :meth:`LogicRetriever.with_settings` can hold those of several strategies and
-``search(strategy=...)`` picks the right ones (the defaults otherwise). The flat
-``config=LogicConfig(...)`` still works for one release and warns (DeprecationWarning).
+``search(strategy=...)`` picks the right ones (the defaults otherwise).
 
 ``strategy=`` also takes a :class:`~logic_rag.pipeline.stage.Stage` (any composition), so
 a new pipeline needs no change here. All atoms of all queries in a batch are encoded in one
@@ -34,10 +33,8 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
-import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +44,7 @@ from logic_rag.atomic import atomic_write_json
 from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
+from logic_rag.explain import explained_hits
 from logic_rag.index.faiss_index import IndexKind
 from logic_rag.index.passages import (
     DEFAULT_SENTENCE_DTYPE,
@@ -60,10 +58,11 @@ from logic_rag.index.snapshot import open_snapshot
 from logic_rag.pipeline.context import Resources, SearchContext
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
-from logic_rag.query.algebra import Atom, LogicalQuery, render, to_json
+from logic_rag.planning import plan_queries
+from logic_rag.query.algebra import LogicalQuery
 from logic_rag.query.decompose import Decomposer, Decomposition
 from logic_rag.query.rules import RuleDecomposer
-from logic_rag.retriever import DenseRetriever, Hit, check_k, make_hits
+from logic_rag.retriever import DenseRetriever, Hit, check_k
 from logic_rag.saved_strategy import (
     STRATEGY_FILE,
     SavedStrategy,
@@ -74,32 +73,18 @@ from logic_rag.saved_strategy import (
 from logic_rag.strategies import (
     DENSE_STRATEGIES,
     STRATEGIES,
-    LogicConfig,
-    logic_of,
     pipeline_of,
     settings_of,
 )
 from logic_rag.strategy_settings import CheckedSettings, StrategySettings
-from logic_rag.verifiers.verdicts import VerdictRule
 
 if TYPE_CHECKING:
     from logic_rag.encoders.ray_encoding import RayEncoding
     from logic_rag.index.milvus_store import MilvusPassages
 
-__all__ = ["DENSE_STRATEGIES", "STRATEGIES", "LogicConfig", "LogicRetriever"]
+__all__ = ["DENSE_STRATEGIES", "STRATEGIES", "LogicRetriever"]
 
 StrategyLike = str | Stage
-
-
-#: Where a constraint's degree becomes ✓ / ✗ / ? (the ranking ignores it).
-DEFAULT_VERDICTS = VerdictRule()
-
-#: A corpus smaller than this many times ``threshold_rank`` gives relative evidence only.
-SMALL_CORPUS_RANKS = 5
-
-
-def _constraint_name(atom: Atom, negated: bool) -> str:
-    return f"NOT {atom.text}" if negated else atom.text
 
 
 def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
@@ -114,35 +99,6 @@ def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
             f"strategy {strategy!r} needs a SPLADE index: build with sparse_model='splade-tiny'"
         )
     return strategy
-
-
-def outside_stacklevel() -> int:
-    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the
-    first frame outside ``logic_rag``: a deprecation names the user's line even when it
-    passed through an adapter (``LogicLlamaIndexReranker(config=...)`` -> the reranker
-    core). A warning pointed at a library line is hidden by Python's default filters."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and _in_library(str(frame.f_globals.get("__name__", ""))):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-def _in_library(module: str) -> bool:
-    return module == "logic_rag" or module.startswith("logic_rag.")
-
-
-def deprecated_config(where: str, *, stacklevel: int | None = None) -> None:
-    """Warn that ``where`` was given a :class:`LogicConfig` (deprecated for one release),
-    pointed at the first caller outside ``logic_rag`` unless ``stacklevel`` is given."""
-    warnings.warn(
-        f"{where}: LogicConfig is deprecated and goes in the next release; give the "
-        f"strategy's own settings instead, e.g. strategy='verify', "
-        f"settings=VerifySettings(...) (logic_rag.strategy_settings; "
-        f"LogicConfig.settings_for(strategy) converts one)",
-        DeprecationWarning,
-        stacklevel=outside_stacklevel() if stacklevel is None else stacklevel,
-    )
 
 
 def _build_with(
@@ -203,15 +159,12 @@ class LogicRetriever:
         decomposer: Decomposer | None = None,
         strategy: StrategyLike = "rerank",
         settings: StrategySettings | None = None,
-        config: LogicConfig | None = None,
     ) -> None:
         """``settings`` are the settings of ``strategy`` (its class from
         :data:`~logic_rag.strategies.STRATEGIES`, e.g. ``VerifySettings`` for ``verify``;
         any settings for a custom ``Stage``, whose ``logic`` and ``evidence`` groups then
         set the decomposition fallback and the verdicts); other strategies searched by
-        name use their defaults. ``config`` (deprecated) sets every strategy's values."""
-        if config is not None:
-            deprecated_config("LogicRetriever(config=...)")
+        name use their defaults (:meth:`with_settings` keeps several)."""
         if passages is not None and passages.n_documents != len(dense):
             raise IndexMismatchError(
                 f"passage vectors cover {passages.n_documents} documents, the index {len(dense)}"
@@ -221,10 +174,8 @@ class LogicRetriever:
         self.sparse = sparse
         self.decomposer: Decomposer = decomposer or RuleDecomposer()
         self.strategy = _check_strategy(strategy, sparse is not None)
-        self._config = _checked_config(config)
         self._settings: dict[type[StrategySettings], StrategySettings] = {}
         self._stage_settings: StrategySettings | None = None
-        self._mapped: dict[str, StrategySettings] = {}  # the config's, per strategy
         if settings is not None:
             self._keep(settings, self.strategy)
         self.resources = Resources(dense, passages=passages, sparse=sparse)
@@ -233,7 +184,7 @@ class LogicRetriever:
         if not isinstance(settings, StrategySettings):
             raise TypeError(
                 f"settings must be a strategy's settings (logic_rag.strategy_settings), got "
-                f"{type(settings).__name__}; a LogicConfig goes to config= (deprecated)"
+                f"{type(settings).__name__}"
             )
         if isinstance(strategy, str):
             settings_of(strategy, settings)  # of the strategy's class, or a clear TypeError
@@ -241,25 +192,13 @@ class LogicRetriever:
         else:
             self._stage_settings = settings
 
-    @property
-    def config(self) -> LogicConfig:
-        """Deprecated: the flat :class:`LogicConfig` given (the defaults when none was);
-        strategies whose settings were given explicitly do not read it."""
-        return self._config if self._config is not None else LogicConfig()
-
     def settings_for(self, strategy: str) -> StrategySettings:
         """The settings a search with named ``strategy`` builds its pipeline from: those
-        given for its settings class, else the deprecated config's, else the defaults."""
+        given for its settings class, else the defaults."""
         if not isinstance(strategy, str):
             raise TypeError(f"strategy must be a strategy name, got {type(strategy).__name__}")
         cls = STRATEGIES[_check_strategy(strategy, True)].settings  # type: ignore[index]
-        if cls in self._settings:
-            return self._settings[cls]
-        if self._config is None:
-            return cls()
-        if strategy not in self._mapped:
-            self._mapped[strategy] = self._config.settings_for(strategy)
-        return self._mapped[strategy]
+        return self._settings[cls] if cls in self._settings else cls()
 
     def _settings_of(self, chosen: StrategyLike) -> CheckedSettings:
         """The settings whose ``logic`` and ``evidence`` apply to a search with ``chosen``:
@@ -287,7 +226,6 @@ class LogicRetriever:
         strategy: StrategyLike = "rerank",
         decomposer: Decomposer | None = None,
         settings: StrategySettings | None = None,
-        config: LogicConfig | None = None,
         index: IndexKind = "flat",
         show_progress_bar: bool | None = None,
         encode_with: RayEncoding | None = None,
@@ -322,12 +260,8 @@ class LogicRetriever:
         :mod:`logic_rag.index.milvus_store`) under ``collection``. An existing collection
         is refused before anything is embedded unless ``overwrite_store`` is set.
 
-        ``settings`` are ``strategy``'s (see :class:`LogicRetriever`); ``config``
-        (a :class:`LogicConfig`) is deprecated.
+        ``settings`` are ``strategy``'s (see :class:`LogicRetriever`).
         """
-        if config is not None:
-            deprecated_config("LogicRetriever.build(config=...)")
-        config = _checked_config(config)
         check_sentence_dtype(sentence_dtype)
         milvus = None
         if store is not None:
@@ -384,14 +318,13 @@ class LogicRetriever:
                 bounded, model=sparse_model, show_progress_bar=show_progress_bar
             )
             sparse.documents = dense.documents  # hits show the whole stored documents
-        built = cls._made(
+        built = cls(
             dense,
             passages=passage_vectors,
             sparse=sparse,
             decomposer=decomposer,
             strategy=strategy,
             settings=settings,
-            config=config,
         )
         if milvus is None:
             return built
@@ -409,7 +342,7 @@ class LogicRetriever:
 
         Document and sentence vectors are written to ``collection`` at ``store`` in
         bounded batches, into temporary collections swapped in at the end; the documents,
-        SPLADE index, decomposer, strategy and config are shared with this one.
+        SPLADE index, decomposer, strategy and settings are shared with this one.
         """
         from logic_rag.index.milvus_store import MilvusStore, parse_store_uri
 
@@ -444,7 +377,6 @@ class LogicRetriever:
         strategy: StrategyLike | None = None,
         decomposer: Decomposer | None = None,
         settings: StrategySettings | None = None,
-        config: LogicConfig | None = None,
         verify: bool = True,
         allow_model_mismatch: bool = False,
         store_uri: str | None = None,
@@ -455,16 +387,13 @@ class LogicRetriever:
         A folder whose vectors live in Milvus opens its collections (checked against the
         folder's manifest); ``store_uri`` points at the store if it moved, ``store_token``
         (default ``$LOGIC_RAG_MILVUS_TOKEN``) authenticates to a server. ``settings`` are
-        ``strategy``'s (see :class:`LogicRetriever`); ``config`` is deprecated.
+        ``strategy``'s (see :class:`LogicRetriever`).
 
         The strategy and settings the index was saved with (:meth:`save`,
         :mod:`logic_rag.saved_strategy`) come back: ``strategy`` (default: the saved one,
-        else ``"rerank"``) and ``settings`` replace them; with a deprecated ``config`` the
-        saved settings are not applied. An index saved without them loads with the defaults.
+        else ``"rerank"``) and ``settings`` replace them. An index saved without them loads
+        with the defaults.
         """
-        if config is not None:
-            deprecated_config("LogicRetriever.load(config=...)")
-        config = _checked_config(config)
         if isinstance(strategy, str) and strategy not in STRATEGIES:
             _check_strategy(strategy, True)  # a typo fails now, not after loading a model
         if settings is not None and isinstance(strategy, str):
@@ -495,16 +424,15 @@ class LogicRetriever:
                 from logic_rag.sparse_retriever import SparseSide
 
                 sparse = SparseSide.load(snapshot.view(""), manifest["sparse"], dense.documents)
-        made = cls._made(
+        made = cls(
             dense,
             passages=passages,
             sparse=sparse,
             decomposer=decomposer,
             strategy=chosen,
             settings=settings,
-            config=config,
         )
-        if saved is not None and config is None:
+        if saved is not None:
             made._restore(saved, own_stage=strategy is None)
         return made
 
@@ -517,19 +445,11 @@ class LogicRetriever:
         if own_stage and saved.stage_settings is not None and self._stage_settings is None:
             self._stage_settings = saved.stage_settings
 
-    @classmethod
-    def _made(cls, dense: DenseRetriever, *, config: LogicConfig | None, **kwargs: Any) -> Any:
-        """``cls(...)`` for the library's own calls: a config passed on warns once, where
-        the caller gave it, not again here."""
-        made = cls(dense, **kwargs)
-        made._config = config
-        return made
-
     def _clone(
         self, dense: DenseRetriever | None = None, passages: Any = None, **changes: Any
     ) -> LogicRetriever:
-        """A retriever like this one (``changes``: ``_config``, ``_settings``,
-        ``_stage_settings``), over other indexes when ``dense`` is given."""
+        """A retriever like this one (``changes``: ``_settings``, ``_stage_settings``),
+        over other indexes when ``dense`` is given."""
         clone = LogicRetriever(
             dense if dense is not None else self.dense,
             passages=passages if dense is not None else self.passages,
@@ -537,7 +457,6 @@ class LogicRetriever:
             decomposer=self.decomposer,
             strategy=self.strategy,
         )
-        clone._config = changes.get("_config", self._config)
         clone._settings = dict(changes.get("_settings", self._settings))
         clone._stage_settings = changes.get("_stage_settings", self._stage_settings)
         if dense is None:
@@ -548,12 +467,7 @@ class LogicRetriever:
         """Write the dense index, documents, passage vectors and SPLADE index to one folder,
         with the strategy and its settings in ``strategy.json`` (:meth:`load` restores them;
         see :mod:`logic_rag.saved_strategy`)."""
-        settings = list(self._settings.values())
-        if self._config is not None and isinstance(self.strategy, str):
-            own = self.settings_for(self.strategy)  # the deprecated config's, mapped
-            if type(own) not in self._settings:
-                settings.append(own)
-        record = saved_record(self.strategy, settings, self._stage_settings)
+        record = saved_record(self.strategy, self._settings.values(), self._stage_settings)
         files: dict[str, Any] = {}
         manifest: dict[str, Any] = {"passages": self.passages is not None}
         if not is_default(record):  # the default search needs no file: folders as before
@@ -575,19 +489,6 @@ class LogicRetriever:
 
     def __len__(self) -> int:
         return len(self.dense)
-
-    def with_config(self, **changes: Any) -> LogicRetriever:
-        """A retriever sharing this one's indexes with some :class:`LogicConfig` values
-        changed (the flat names, for every strategy; deprecated with LogicConfig: use
-        :meth:`with_settings`)."""
-        if self._settings or self._stage_settings is not None:
-            given = ", ".join(sorted(type(s).__name__ for s in self._settings.values()))
-            raise ValueError(
-                f"with_config changes the deprecated LogicConfig, but this retriever was "
-                f"given settings ({given or 'for its custom stage'}) that it would not "
-                f"change; use with_settings(...)"
-            )
-        return self._clone(_config=replace(self.config, **changes))
 
     def with_settings(
         self, *settings: StrategySettings, strategy: StrategyLike | None = None
@@ -634,24 +535,12 @@ class LogicRetriever:
         A decomposition less confident than ``strategy``'s (default: the retriever's)
         ``logic.min_confidence`` falls back to the whole text."""
         min_confidence = self._settings_of(strategy or self.strategy).logic.min_confidence
-        if logical_queries is not None and len(logical_queries) != len(texts):
-            raise ValueError(
-                f"got {len(logical_queries)} logical queries for {len(texts)} query texts"
-            )
-        plans = []
-        for i, text in enumerate(texts):
-            given = logical_queries[i] if logical_queries is not None else None
-            if given is not None:
-                plans.append(QueryPlan(text, given))
-            elif not decompose:
-                plans.append(QueryPlan(text, Atom(text)))
-            else:
-                decomposition = self.decompose(text)
-                logic: LogicalQuery = decomposition.query
-                if decomposition.confidence < min_confidence:
-                    logic = Atom(text)
-                plans.append(QueryPlan(text, logic, decomposition))
-        return plans
+        return plan_queries(
+            texts,
+            logical_queries,
+            self.decompose if decompose else None,
+            min_confidence=min_confidence,
+        )
 
     def pipeline(self, strategy: StrategyLike | None = None) -> Pipeline:
         """The stages a search with ``strategy`` (default: the retriever's) runs."""
@@ -700,125 +589,10 @@ class LogicRetriever:
         batch = SearchBatch([QueryState(p) for p in plans], k)
         self.pipeline(chosen)(batch, SearchContext(self.resources))
         settings = self._settings_of(chosen)
-        return [self._hits(state, settings) for state in batch]
-
-    # ------------------------------------------------------------------ explanations
-    def _hits(self, state: QueryState, settings: CheckedSettings) -> list[Hit]:
-        order = state.ranked if state.ranked is not None else np.zeros(0, np.int64)
-        ids = state.candidates[order]
-        scores = state.score[order] if state.score is not None else np.zeros(len(order))
-        if state.tail is not None:
-            ids = np.concatenate([ids, state.tail[0]])
-            scores = np.concatenate([scores, state.tail[1]])
-        hits = make_hits(self.documents, scores.astype(np.float32), ids)
-        # Evidence calibrated on a handful of pages (a reranker's candidates, or a corpus
-        # not much larger than the calibration's neighbour rank) is relative: it says
-        # where a page stands among them, not whether it holds, so its band is wider.
-        relative = (
-            state.info.get("calibration") == "candidates"
-            or len(self) < SMALL_CORPUS_RANKS * settings.evidence.threshold_rank
-        )
-        calibrate = None if relative else self._verdict_calibration(settings)
-        if relative and logic_of(settings).verdict_calibration is not None:
-            self._calibration_unused(
-                settings, len(self) if state.info.get("calibration") != "candidates" else None
-            )
-        if state.probs is not None:
-            sources = state.pair_source
-            for hit, j in zip(hits, order.tolist(), strict=False):
-                by = None if sources is None else sources[:, j]
-                self._annotate(hit, state.plan, state.probs[:, j], by, relative, calibrate)
-        if state.set_aside is not None and state.set_aside[1] is not None:
-            # Candidates a Cutoff set aside keep the evidence they had before the cut.
-            aside_rows, aside_probs = state.set_aside
-            where = {row: j for j, row in enumerate(aside_rows.tolist())}
-            for hit, row in zip(hits[len(order) :], ids[len(order) :].tolist(), strict=False):
-                if row in where:
-                    self._annotate(
-                        hit, state.plan, aside_probs[:, where[row]], None, relative, calibrate
-                    )
-        return self._finish(state, hits)
-
-    def _annotate(
-        self,
-        hit: Hit,
-        plan: QueryPlan,
-        probs: np.ndarray,
-        sources: np.ndarray | None,
-        relative: bool,
-        calibrate: Any = None,
-    ) -> None:
-        rule = DEFAULT_VERDICTS
-        for i, (atom, p) in enumerate(zip(plan.atoms, probs.tolist(), strict=True)):
-            is_neg = atom in plan.negated
-            source = str(sources[i]) if sources is not None and sources[i] else "embedding"
-            if calibrate is not None and source == "embedding":
-                p = float(calibrate(np.array([p]))[0])
-            degree = 1.0 - p if is_neg else p
-            name = _constraint_name(atom, is_neg)
-            hit.constraints[name] = rule.verdict(
-                degree, relative=relative and source == "embedding"
-            )
-            hit.constraint_scores[name] = round(float(degree), 4)
-            hit.constraint_sources[name] = source
-
-    def _verdict_calibration(self, settings: CheckedSettings) -> Any:
-        """The settings' verdict calibration, loaded once per retriever (None: none)."""
-        path = logic_of(settings).verdict_calibration
-        if path is None:
-            return None
-        from logic_rag.verifiers.verdicts import EvidenceCalibration
-
-        def load() -> EvidenceCalibration:
-            calibration = EvidenceCalibration.load(path)
-            calibration.check_for(
-                encoder_sha256=self.dense.encoder.fingerprint,
-                encoder_name=str(getattr(self.dense.encoder, "name", "encoder")),
-                corpus=self.resources.corpus_fingerprint(),
-            )
-            return calibration
-
-        stamp = str(Path(path).stat().st_mtime_ns) if Path(path).is_file() else "missing"
-        return self.resources.loaded(("verdict-calibration", str(path), stamp), load)
-
-    def _calibration_unused(self, settings: CheckedSettings, corpus_size: int | None) -> None:
-        """Say once per retriever that the verdict calibration is not applied: evidence
-        calibrated against a small corpus (or a reranker's candidates) is relative, and
-        its band is the wide one (issue 51 item 16: it was ignored without a word)."""
-        path = logic_of(settings).verdict_calibration
-        why = (
-            f"the index holds {corpus_size} documents, under the "
-            f"{SMALL_CORPUS_RANKS * settings.evidence.threshold_rank} a calibrated verdict needs"
-            if corpus_size is not None
-            else "the evidence is calibrated on the given candidates only"
-        )
-
-        def warn() -> bool:
-            warnings.warn(
-                f"the verdict calibration {path} is not used: {why}; verdicts use the wide "
-                f"band of relative evidence",
-                UserWarning,
-                stacklevel=outside_stacklevel(),
-            )
-            return True
-
-        self.resources.loaded(("verdict-calibration-unused", str(path)), warn)
-
-    def _finish(self, state: QueryState, hits: list[Hit]) -> list[Hit]:
-        plan = state.plan
-        if len(plan.atoms) > 1 or plan.decomposition is not None:
-            info: dict[str, Any] = {"query": render(plan.logic), "json": to_json(plan.logic)}
-            if plan.decomposition is not None:
-                info["confidence"] = plan.decomposition.confidence
-                info["source"] = plan.decomposition.source
-            info.update(state.info)
-            for hit in hits:
-                hit.logic = {**info, **hit.logic}
-        return hits
+        return [explained_hits(state, self.resources, settings) for state in batch]
 
     def describe(self) -> dict[str, Any]:
-        """Model names, strategy, its settings and pipeline, for reports and manifests
-        (``config``: the deprecated flat config, kept for one release)."""
+        """Model names, strategy, its settings and pipeline, for reports and manifests."""
         settings = (
             self.settings_for(self.strategy)
             if isinstance(self.strategy, str)
@@ -834,18 +608,8 @@ class LogicRetriever:
             "strategy": self.strategy if isinstance(self.strategy, str) else "custom",
             "pipeline": self.pipeline().describe(),
             "settings": written,
-            "config": asdict(self.config),
             "documents": len(self),
         }
-
-
-def _checked_config(config: Any) -> LogicConfig | None:
-    if config is not None and not isinstance(config, LogicConfig):
-        raise TypeError(
-            f"config must be a LogicConfig (deprecated) or None, got {type(config).__name__}; "
-            f"a strategy's settings go to settings="
-        )
-    return config
 
 
 def _strategy_of(settings: StrategySettings) -> str:

@@ -7,17 +7,23 @@ a saved index remembers how it searches. The file::
 
     {"format": "logic-rag/strategy", "format_version": 1,
      "strategy": "verify",
-     "settings": {"verify": {"verifier_top": 40, ...}, "rerank": {...}}}
+     "settings": {"verify": {"type": "logic_rag.strategy_settings.VerifySettings",
+                             "init_parameters": {"verifier_top": 40, ...}},
+                  "rerank": {...}}}
 
+Everything in it follows the one serialisation rule of stages, settings, verifiers and
+adapters (Haystack's ``default_to_dict``: ``{"type", "init_parameters"}``).
 ``strategy`` is a named strategy, or a custom stage as ``Stage.to_dict`` writes it (rebuilt
 by ``Stage.from_dict``, which loads only the allow-listed stage and verifier types);
-``settings`` maps a strategy name to the fields of its settings class
-(``StrategySettings.to_dict`` / ``from_dict``). The file never names a Python type for
-settings: the class is the named strategy's in :data:`~logic_rag.strategies.STRATEGIES`, so
-nothing outside that registry is constructed. ``stage_settings`` (optional) holds the
-settings given with a custom stage, the same way.
+``settings`` maps a strategy name to its settings (``StrategySettings.to_dict`` /
+``from_dict``). A settings ``type`` is never imported: the class is the named strategy's in
+:data:`~logic_rag.strategies.STRATEGIES` and the written type must name it, so nothing
+outside that registry is constructed (a verifier inside, written as a dict, loads only
+from the allow-list). A file of the first version, whose settings were the plain field
+dicts, still loads. ``stage_settings`` (optional) holds the settings given with a custom
+stage, the same way.
 
-Settings that have no JSON form (a verifier given as a Python object) are left out, with a
+Settings that have no JSON form (a verifier whose values are Python objects) are left out, with a
 warning that names them; a search after loading uses that strategy's defaults (or the
 settings given to ``load``). An index saved before this file existed loads with the
 defaults, as it always did; and a retriever that searches with the defaults (``rerank``,
@@ -70,10 +76,12 @@ def _entry(settings: StrategySettings, skipped: list[str]) -> tuple[str, dict[st
         skipped.append(f"{type(settings).__name__} (no named strategy's settings)")
         return None
     try:
-        return name, settings.to_dict()
-    except TypeError as exc:  # a verifier given as a Python object
+        written = settings.to_dict()
+        type(settings).from_dict(written)  # written only when it loads back
+    except (TypeError, ValueError) as exc:  # a verifier no file may rebuild
         skipped.append(f"{type(settings).__name__} ({exc})")
         return None
+    return name, written
 
 
 def saved_record(

@@ -20,17 +20,13 @@ place of defaults). A new strategy is one entry::
 and half with the positive atoms' mean cosine (``positive_prior`` of the settings).
 ``logic-rag search --help`` lists every strategy; :data:`STRATEGIES` holds them with their
 descriptions and settings classes.
-
-:class:`LogicConfig`, the flat set of every strategy's knobs, is deprecated: it stays for
-one release as a facade whose :meth:`LogicConfig.settings_for` maps it onto a strategy's
-settings (the one mapping).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from logic_rag.candidates.atoms import AtomCandidates
 from logic_rag.candidates.dense import DenseCandidates
@@ -38,15 +34,12 @@ from logic_rag.candidates.given import GivenCandidates
 from logic_rag.candidates.orthogonal import OrthogonalCandidates
 from logic_rag.candidates.splade import SpladeCandidates
 from logic_rag.compose.logic import ScoreFusion, SoftLogic
-from logic_rag.compose.soft_logic import TNorm
-from logic_rag.pipeline.exclusion import ExclusionMode
 from logic_rag.pipeline.ranking import Backfill, Combine, Cutoff, TopK
 from logic_rag.pipeline.stage import Pipeline, Stage
 from logic_rag.strategy_settings import (
     QUALITY_VERIFIER,
     CheckedPoolSettings,
     CheckedSettings,
-    EvidenceSettings,
     FusionSettings,
     LLMRerankSettings,
     LogicSettings,
@@ -59,13 +52,11 @@ from logic_rag.strategy_settings import (
     StrategySettings,
     VanillaSettings,
     VerifySettings,
-    spec_verifier,
 )
-from logic_rag.verifiers.base import Polarity, Verifier, Verify
+from logic_rag.verifiers.base import Verifier, Verify
 from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 
 __all__ = [
-    "LogicConfig",
     "Strategy",
     "STRATEGIES",
     "DENSE_STRATEGIES",
@@ -82,8 +73,8 @@ Calibration = Literal["candidates", "corpus"]
 """How a pipeline over given candidates calibrates embedding evidence (see
 :func:`pipeline_over_candidates`)."""
 
-#: Settings fields whose LogicConfig name differs (``truth_weight`` is per strategy:
-#: ``rerank_weight`` for ``rerank``, ``verify_weight`` for the pool strategies).
+#: The command line's flat flag names that differ from the settings fields (issue 50: goes
+#: when the CLI names settings fields directly).
 _LOGIC_CONFIG_NAMES = {
     "atom_candidates": "verify_atom_candidates",
     "cosine_weight": "setops_query_weight",
@@ -99,103 +90,13 @@ _LOGIC_CONFIG_NAMES = {
 
 
 def logic_config_name(settings: type[StrategySettings], name: str) -> str:
-    """The :class:`LogicConfig` field that settings field ``name`` of ``settings`` comes
-    from (the mapping :meth:`LogicConfig.settings_for` applies)."""
+    """The command line's flat name of settings field ``name`` of ``settings`` (kept only
+    until the CLI names settings fields itself)."""
     if name == "truth_weight":
         return "rerank_weight" if settings is RerankSettings else "verify_weight"
     if name == "verifier_atoms" and settings is QualitySettings:
-        return "quality_verifier_atoms"  # quality's certificate covers NOT atoms too
+        return "quality_verifier_atoms"
     return _LOGIC_CONFIG_NAMES.get(name, name)
-
-
-_Group = TypeVar("_Group", bound=StrategySettings)
-
-
-@dataclass(frozen=True)
-class LogicConfig:
-    """Deprecated: every strategy's knobs in one flat set; use the strategy's settings.
-
-    ``LogicRetriever(strategy="verify", settings=VerifySettings(...))`` replaces
-    ``LogicRetriever(config=LogicConfig(...))`` (see :mod:`logic_rag.strategy_settings`);
-    passing a LogicConfig to a public entry point warns (DeprecationWarning) for one
-    release. :meth:`settings_for` maps it onto a strategy's settings: a field keeps its
-    name there except ``rerank_weight`` / ``verify_weight`` (``truth_weight``),
-    ``setops_query_weight`` (``cosine_weight``), ``verify_atom_candidates``
-    (``atom_candidates``), ``llm_rerank_top`` (``top``) and the ``quality_*`` fields (the
-    name without ``quality_``); ``atom_depth``, ``threshold_rank``, ``temperature``,
-    ``passage_weight`` go to the ``evidence`` group and ``min_confidence``,
-    ``exclude_violations``, ``exclusion_mode``, ``verdict_calibration`` to ``logic``. The
-    settings classes document each value; the defaults are theirs.
-    """
-
-    candidates: int = 100
-    atom_depth: int = 300
-    threshold_rank: int = 20
-    temperature: float = 0.1
-    passage_weight: float = 0.5
-    rerank_weight: float = 0.5
-    positive_prior: float = 0.5
-    setops_query_weight: float = 0.1
-    tnorm: TNorm = "product"
-    negation_weight: float = 1.0
-    min_confidence: float = 0.0
-    verify_atom_candidates: int = 30
-    verify_weight: float = 0.75
-    verifier: str | Verifier | None = None
-    verifier_atoms: Polarity = "positive"
-    verifier_top: int | None = None
-    verifier_weight: float = 1.0
-    quality_bounds: Literal["hard", "calibrated"] = "hard"
-    quality_max_calls: int | None = 60
-    quality_pool: int | None = 40
-    quality_delta: float = 0.1
-    quality_thresholds: str | None = None
-    quality_cheap: str | Verifier | None = None
-    quality_whole_query: bool = False
-    quality_verifier_atoms: Polarity = "all"
-    llm_rerank_top: int = 40
-    exclude_violations: float | None = None
-    exclusion_mode: ExclusionMode = "sink"
-    llm_deadline_s: float | None = None
-    verdict_calibration: str | None = None
-
-    def __post_init__(self) -> None:
-        # CheckedSettings once, by the settings (and through them the stages) that own the values.
-        checked: set[type[StrategySettings]] = set()
-        for name, strategy in STRATEGIES.items():
-            if strategy.settings not in checked:
-                checked.add(strategy.settings)
-                try:
-                    self.settings_for(name)
-                except ValueError as exc:
-                    raise ValueError(
-                        f"{exc} (in {strategy.settings.__name__}, which "
-                        f"LogicConfig.settings_for({name!r}) builds)"
-                    ) from None
-
-    def settings_for(self, strategy: str) -> StrategySettings:
-        """The settings of strategy ``strategy`` that this config describes."""
-        cls = _strategy(strategy).settings
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            group = cls._groups.get(f.name)
-            if group is not None:
-                values[f.name] = self._group(group)
-            else:
-                values[f.name] = getattr(self, logic_config_name(cls, f.name))
-        return cls(**values)
-
-    def spec_verifier(self, spec: str | Verifier) -> Verifier:
-        """The verifier ``spec`` names, with :attr:`llm_deadline_s` for ``llm:openai:``."""
-        return spec_verifier(spec, self.llm_deadline_s)
-
-    def _group(self, group: type[_Group]) -> _Group:
-        """A shared settings group (evidence, logic) from the fields of the same names."""
-        return group(**{g.name: getattr(self, g.name) for g in fields(group)})
-
-    def embedding_verifier(self) -> EmbeddingVerifier:
-        """The embedding verifier of the evidence fields."""
-        return self._group(EvidenceSettings).verifier()
 
 
 @dataclass(frozen=True)
@@ -479,16 +380,12 @@ def unknown_strategy(name: object) -> ValueError:
     return ValueError(f"unknown strategy {name!r}{hint}; choose one of {', '.join(STRATEGIES)}")
 
 
-def settings_of(
-    name: str, settings: StrategySettings | LogicConfig | None = None
-) -> StrategySettings:
+def settings_of(name: str, settings: StrategySettings | None = None) -> StrategySettings:
     """Strategy ``name``'s settings: ``settings`` itself (which must be of the strategy's
-    settings class), mapped from a deprecated :class:`LogicConfig`, or the defaults."""
+    settings class) or the defaults."""
     cls = _strategy(name).settings
     if settings is None:
         return cls()
-    if isinstance(settings, LogicConfig):
-        return settings.settings_for(name)
     if type(settings) is not cls:
         raise TypeError(
             f"strategy {name!r} takes {cls.__name__}, got {type(settings).__name__} "
@@ -503,10 +400,10 @@ def logic_of(settings: StrategySettings) -> LogicSettings:
     return logic if isinstance(logic, LogicSettings) else LogicSettings()
 
 
-def pipeline_of(name: str, settings: StrategySettings | LogicConfig | None = None) -> Pipeline:
-    """The pipeline of strategy ``name`` built from ``settings`` (its settings class; a
-    deprecated :class:`LogicConfig` is mapped; ``None``: the defaults). A clear error for
-    unknown names and for settings of another strategy.
+def pipeline_of(name: str, settings: StrategySettings | None = None) -> Pipeline:
+    """The pipeline of strategy ``name`` built from ``settings`` (its settings class;
+    ``None``: the defaults). A clear error for unknown names and for settings of another
+    strategy.
 
     With ``logic.exclude_violations`` set, :class:`ExcludeViolations` goes before the
     first ``TopK`` of every strategy that checks constraints.
@@ -533,7 +430,7 @@ _QUERY_SOURCES = (DenseCandidates, AtomCandidates)
 
 def pipeline_over_candidates(
     name: str,
-    settings: StrategySettings | LogicConfig | None,
+    settings: StrategySettings | None,
     given: GivenCandidates,
     *,
     calibration: Calibration = "candidates",

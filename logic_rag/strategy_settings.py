@@ -32,12 +32,10 @@ candidates, truth weight, prior, t-norm, the costly verifier and its deadline).
 Each object checks its values once, at construction, by building the stages that own
 them where a stage does (with a stand-in verifier that never runs), so a bad value fails
 when the settings are made, not at the first search. ``to_dict()`` / ``from_dict()``
-write and read plain JSON (a verifier as its spec string; a verifier given as a Python
-object has no JSON form and ``to_dict`` says so).
-
-The deprecated flat :class:`~logic_rag.strategies.LogicConfig` maps onto these with
-``LogicConfig.settings_for(strategy)``; its defaults are these (a test compares the
-pipelines of every strategy).
+write and read plain JSON by the one rule of every component (Haystack's
+``default_to_dict``: ``{"type": "module.Class", "init_parameters": {...}}``; groups
+nested the same way; a verifier as :func:`~logic_rag.verifiers.spec.verifier_spec`
+writes it).
 """
 
 from __future__ import annotations
@@ -51,7 +49,7 @@ from logic_rag.generators.base import check_deadline
 from logic_rag.pipeline.exclusion import ExcludeViolations, ExclusionMode
 from logic_rag.verifiers.base import Polarity, Verifier, Verify
 from logic_rag.verifiers.embedding import EmbeddingVerifier
-from logic_rag.verifiers.spec import make_verifier
+from logic_rag.verifiers.spec import make_verifier, verifier_spec
 
 __all__ = [
     "QUALITY_VERIFIER",
@@ -115,6 +113,8 @@ class StrategySettings:
 
     #: Nested settings groups, by field name, that ``from_dict`` rebuilds from dicts.
     _groups: ClassVar[dict[str, type[StrategySettings]]] = {}
+    #: Fields that hold a verifier, which ``from_dict`` rebuilds from a spec dict.
+    _verifiers: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         # Every value against its annotation first: a NaN weight, "100" as a depth or an
@@ -122,30 +122,43 @@ class StrategySettings:
         check_field_values(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as plain JSON values (groups as nested dicts).
-
-        Raises TypeError for a verifier given as a Python object: it has no JSON form;
-        give its spec string (``cross-encoder:FOLDER``, ``llm:GENERATOR``) instead.
-        """
-        out: dict[str, Any] = {}
+        """``{"type": "logic_rag.strategy_settings.Class", "init_parameters": {...}}``:
+        every field as plain JSON, groups the same way, a verifier as
+        :func:`~logic_rag.verifiers.spec.verifier_spec` writes it (its spec string, or
+        its own type and parameters). Raises TypeError for a verifier whose values have
+        no JSON form."""
+        params: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, StrategySettings):
                 value = value.to_dict()
             elif isinstance(value, Verifier):
-                raise TypeError(
-                    f"{type(self).__name__}.{f.name} is the Python object "
-                    f"{type(value).__name__}, which has no JSON form: give a verifier spec "
-                    f"string ('cross-encoder:FOLDER', 'llm:GENERATOR') to write settings out"
-                )
-            out[f.name] = value
-        return out
+                try:
+                    value = verifier_spec(value)
+                except TypeError as exc:
+                    raise TypeError(
+                        f"{type(self).__name__}.{f.name} is the Python object "
+                        f"{type(value).__name__}, which has no JSON form ({exc}): give a "
+                        f"verifier spec string ('cross-encoder:FOLDER', 'llm:GENERATOR') to "
+                        f"write settings out"
+                    ) from None
+            params[f.name] = value
+        return {"type": _type_name(type(self)), "init_parameters": params}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Settings from :meth:`to_dict`'s dict (missing fields keep their defaults)."""
+        """Settings from :meth:`to_dict`'s dict, or from the plain dict of their fields
+        (missing fields keep their defaults). The ``type`` must name this class: it is
+        compared, never imported."""
         if not isinstance(data, dict):
             raise TypeError(f"{cls.__name__}.from_dict takes a dict, got {type(data).__name__}")
+        if "type" in data:
+            if data["type"] != _type_name(cls):
+                raise ValueError(f"{cls.__name__}.from_dict got a {str(data['type'])[:120]!r}")
+            params = data.get("init_parameters", {})
+            if not isinstance(params, dict):
+                raise TypeError(f"{cls.__name__}: 'init_parameters' must be an object")
+            data = params
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -157,7 +170,14 @@ class StrategySettings:
         for name, group in cls._groups.items():
             if isinstance(values.get(name), dict):
                 values[name] = group.from_dict(values[name])
+        for name in cls._verifiers:
+            if isinstance(values.get(name), dict):
+                values[name] = make_verifier(values[name])
         return cls(**values)
+
+
+def _type_name(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -346,6 +366,8 @@ class PoolSettings(CheckedSettings):
             (:func:`~logic_rag.generators.base.default_deadline`). It does not apply to
             in-process generators, nor to a verifier given as an object.
     """
+
+    _verifiers: ClassVar[tuple[str, ...]] = ("verifier", "cheap")
 
     candidates: int = 100
     atom_candidates: int = 30

@@ -39,7 +39,7 @@ def _number(x: float) -> str:
 
 def verdict_bands() -> str:
     """Where a constraint's degree turns into ✓ / ✗ / ?, from the code's defaults."""
-    from logic_rag.logic_retriever import SMALL_CORPUS_RANKS
+    from logic_rag.explain import SMALL_CORPUS_RANKS
     from logic_rag.strategy_settings import EvidenceSettings
     from logic_rag.verifiers.verdicts import VerdictRule
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,9 +11,16 @@ import pytest
 from logic_rag.errors import IndexCorruptError
 from logic_rag.evals.quest import evaluate_run, load_atom_sets, load_quest_queries
 from logic_rag.evals.quest.runner import gold_logical_query
-from logic_rag.logic_retriever import STRATEGIES, LogicConfig, LogicRetriever
+from logic_rag.logic_retriever import STRATEGIES, LogicRetriever
 from logic_rag.query import And, Atom, Not
 from logic_rag.query.algebra import negated_atoms, positive_atoms
+from logic_rag.strategy_settings import (
+    EvidenceSettings,
+    LLMRerankSettings,
+    QualitySettings,
+    RerankSettings,
+    VerifySettings,
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +37,10 @@ def test_every_strategy_returns_explained_hits(small_logic_retriever, strategy):
     query = "Italian crime films that are not 1970s films"
     retriever = small_logic_retriever
     if strategy in ("quality", "llm-rerank"):  # the LLM is a test double (tests/verifiers: real)
-        retriever = retriever.with_config(verifier=KeywordVerifier())
+        keyword = KeywordVerifier()
+        retriever = retriever.with_settings(
+            QualitySettings(verifier=keyword), LLMRerankSettings(verifier=keyword)
+        )
     hits = retriever.search(query, k=7, strategy=strategy)
     assert [h.rank for h in hits] == list(range(1, 8))
     assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
@@ -37,7 +48,7 @@ def test_every_strategy_returns_explained_hits(small_logic_retriever, strategy):
     if strategy != "vanilla":
         for hit in hits:
             assert set(hit.constraints) == {"Italian crime films", "NOT 1970s films"}
-            from logic_rag.logic_retriever import DEFAULT_VERDICTS as rule
+            from logic_rag.explain import DEFAULT_VERDICTS as rule
 
             for name, ok in hit.constraints.items():
                 assert ok == rule.verdict(hit.constraint_scores[name])  # ✓ / ✗ / ? (None)
@@ -113,23 +124,25 @@ def test_errors(small_logic_retriever):
     with pytest.raises(ValueError, match="needs a SPLADE index"):
         dense_only.search("films", strategy="splade")
     with pytest.raises(ValueError, match="temperature"):
-        LogicConfig(temperature=0)
+        EvidenceSettings(temperature=0)
 
 
-def test_with_config_changes_only_the_knobs(small_logic_retriever):
-    strict = small_logic_retriever.with_config(rerank_weight=0.0, positive_prior=0.0)
+def test_with_settings_changes_only_the_values_given(small_logic_retriever):
+    strict = small_logic_retriever.with_settings(
+        RerankSettings(truth_weight=0.0, positive_prior=0.0)
+    )
     query = "Italian crime films that are not 1970s films"
     plain = small_logic_retriever.search(query, k=10, strategy="vanilla")
     assert [h.id for h in strict.search(query, k=10, strategy="rerank")] == [h.id for h in plain]
-    assert strict.config.rerank_weight == 0.0
-    assert small_logic_retriever.config.rerank_weight == LogicConfig().rerank_weight
+    assert strict.settings_for("rerank").truth_weight == 0.0
+    assert small_logic_retriever.settings_for("rerank") == RerankSettings()
 
 
 def test_positive_prior_ranks_a_negation_by_its_positive_part(small_logic_retriever):
     """With no truth weight and the whole prior from the positive part, ``rerank`` orders
     the whole query's candidates by the positive atom's cosine (computed here by hand)."""
     query = "Italian crime films that are not 1970s films"
-    lr = small_logic_retriever.with_config(rerank_weight=0.0, positive_prior=1.0)
+    lr = small_logic_retriever.with_settings(RerankSettings(truth_weight=0.0, positive_prior=1.0))
     decomposed = lr.decompose(query)
     positive = [a.text for a in decomposed.query.args if not isinstance(a, Not)]
     assert positive and len(positive) < len(decomposed.query.args)
@@ -142,7 +155,7 @@ def test_positive_prior_ranks_a_negation_by_its_positive_part(small_logic_retrie
     got = lr.search(query, k=10, strategy="rerank")
     assert [h.id for h in got] == [h.id for h in by_hand[:10]]
     with pytest.raises(ValueError, match="positive_prior"):
-        LogicConfig(positive_prior=1.5)
+        RerankSettings(positive_prior=1.5)
 
 
 class _KeywordVerifier:
@@ -171,7 +184,9 @@ class _KeywordVerifier:
 def test_verify_with_a_second_verifier_ranks_by_its_evidence(small_logic_retriever):
     query = "Italian crime films that are not 1970s films"
     verifier = _KeywordVerifier()
-    strict = small_logic_retriever.with_config(verifier=verifier, verify_weight=100.0)
+    strict = small_logic_retriever.with_settings(
+        VerifySettings(verifier=verifier, truth_weight=100.0)
+    )
     hits = strict.search(query, k=5, strategy="verify")
     logic = small_logic_retriever.decompose(query).query
     positive = {a.text for a in positive_atoms(logic)}
@@ -187,8 +202,9 @@ def test_verify_with_a_second_verifier_ranks_by_its_evidence(small_logic_retriev
 def test_verify_top_limits_the_pairs_checked(small_logic_retriever):
     query = "Italian crime films"
     everything, top3 = _KeywordVerifier(), _KeywordVerifier()
-    small_logic_retriever.with_config(verifier=everything).search(query, k=5, strategy="verify")
-    small_logic_retriever.with_config(verifier=top3, verifier_top=3).search(
+    every = small_logic_retriever.with_settings(VerifySettings(verifier=everything))
+    every.search(query, k=5, strategy="verify")
+    small_logic_retriever.with_settings(VerifySettings(verifier=top3, verifier_top=3)).search(
         query, k=5, strategy="verify"
     )
     assert 0 < len(top3.scored) <= 3 * len({a for a, _ in top3.scored}) < len(everything.scored)
@@ -199,10 +215,12 @@ def test_verify_top_is_a_cascade_over_the_embedding_ranking(small_logic_retrieve
     ordered as a full re-check orders them; below them the embedding order continues."""
     query = "Italian crime films that are not 1970s films"
     top, k = 6, 15
-    embedding_only = small_logic_retriever.with_config(verify_weight=5.0)
+    weighted = VerifySettings(truth_weight=5.0)
+    embedding_only = small_logic_retriever.with_settings(weighted)
     first = embedding_only.search(query, k=k, strategy="verify")
-    full = embedding_only.with_config(verifier=_KeywordVerifier())
-    cascade = full.with_config(verifier_top=top)
+    checked = replace(weighted, verifier=_KeywordVerifier())
+    full = small_logic_retriever.with_settings(checked)
+    cascade = small_logic_retriever.with_settings(replace(checked, verifier_top=top))
     everything = full.search(query, k=100, strategy="verify")
     hits = cascade.search(query, k=k, strategy="verify")
     head = {h.id for h in first[:top]}
@@ -223,7 +241,9 @@ def test_verifier_weight_blends_the_verdict_with_the_embedding_evidence(small_lo
         h.id: h.constraint_scores
         for h in small_logic_retriever.search(query, k=100, strategy="verify")
     }
-    half = small_logic_retriever.with_config(verifier=_KeywordVerifier(), verifier_weight=0.5)
+    half = small_logic_retriever.with_settings(
+        VerifySettings(verifier=_KeywordVerifier(), verifier_weight=0.5)
+    )
     hits = half.search(query, k=100, strategy="verify")
     positive = {a.text for a in positive_atoms(small_logic_retriever.decompose(query).query)}
     yes, no = 1 / (1 + np.exp(-4.6)), 1 / (1 + np.exp(4.6))
@@ -239,13 +259,13 @@ def test_verifier_weight_blends_the_verdict_with_the_embedding_evidence(small_lo
     assert blended >= len(hits)
 
 
-def test_verify_config_errors_are_clear():
+def test_verify_settings_errors_are_clear():
     with pytest.raises(ValueError, match="unknown verifier 'bogus'"):
-        LogicConfig(verifier="bogus")
+        VerifySettings(verifier="bogus")
     with pytest.raises(ValueError, match="verifier_top"):
-        LogicConfig(verifier_top=0)
+        VerifySettings(verifier_top=0)
     with pytest.raises(ValueError, match="verifier_atoms"):
-        LogicConfig(verifier_atoms="some")  # type: ignore[arg-type]
+        VerifySettings(verifier_atoms="some")  # type: ignore[arg-type]
     for weight in (0.0, 1.5):
         with pytest.raises(ValueError, match="verifier_weight"):
-            LogicConfig(verifier_weight=weight)
+            VerifySettings(verifier_weight=weight)

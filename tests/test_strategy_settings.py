@@ -1,6 +1,6 @@
-"""Each named strategy is built from its own typed settings (``logic_rag.strategy_settings``),
-whose defaults are the deprecated ``LogicConfig``'s; ``LogicConfig.settings_for`` is the
-one mapping between them, checked here field by field for every strategy."""
+"""Each named strategy is built from its own typed settings (``logic_rag.strategy_settings``):
+they check themselves when made, write and read the one serialisation rule
+(``{"type", "init_parameters"}``), and reach the retriever's searches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import fields
 
 import pytest
 
-from logic_rag.strategies import STRATEGIES, LogicConfig, logic_config_name, pipeline_of
+from logic_rag.strategies import STRATEGIES, pipeline_of
 from logic_rag.strategy_settings import (
     EvidenceSettings,
     FusionSettings,
@@ -24,39 +24,45 @@ from logic_rag.strategy_settings import (
     VerifySettings,
 )
 
-#: Every LogicConfig field away from its default (valid values; nothing loads).
-CHANGED = LogicConfig(
-    candidates=50,
-    atom_depth=200,
-    threshold_rank=10,
-    temperature=0.2,
-    passage_weight=0.3,
-    rerank_weight=0.4,
-    positive_prior=0.3,
-    setops_query_weight=0.2,
-    tnorm="godel",
-    negation_weight=0.5,
+#: A value away from the default for every settings field (valid values; nothing loads).
+CHANGES = {
+    "candidates": 50,
+    "truth_weight": 0.6,
+    "positive_prior": 0.3,
+    "cosine_weight": 0.2,
+    "tnorm": "godel",
+    "negation_weight": 0.5,
+    "atom_candidates": 10,
+    "verifier": "llm:qwen2.5-1.5b",
+    "verifier_atoms": "negated",
+    "verifier_top": 20,
+    "verifier_weight": 0.5,
+    "bounds": "calibrated",
+    "max_calls": 7,
+    "pool": 30,
+    "delta": 0.2,
+    "thresholds": "sample.json",
+    "cheap": "cross-encoder:some-folder",
+    "whole_query": True,
+    "top": 9,
+    "llm_deadline_s": 5.0,
+}
+EVIDENCE = EvidenceSettings(atom_depth=200, threshold_rank=10, temperature=0.2, passage_weight=0.3)
+LOGIC = LogicSettings(
     min_confidence=0.2,
-    verify_atom_candidates=10,
-    verify_weight=0.6,
-    verifier="llm:qwen2.5-1.5b",
-    verifier_atoms="all",
-    verifier_top=20,
-    verifier_weight=0.5,
-    quality_bounds="calibrated",
-    quality_max_calls=7,
-    quality_pool=30,
-    quality_delta=0.2,
-    quality_thresholds="sample.json",
-    quality_cheap="cross-encoder:some-folder",
-    quality_whole_query=True,
-    quality_verifier_atoms="positive",
-    llm_rerank_top=9,
     exclude_violations=0.7,
     exclusion_mode="drop",
-    llm_deadline_s=5.0,
     verdict_calibration="calibration.json",
 )
+
+
+def changed(name: str) -> StrategySettings:
+    """Strategy ``name``'s settings with every field away from its default."""
+    cls = STRATEGIES[name].settings
+    groups = {"evidence": EVIDENCE, "logic": LOGIC}
+    return cls(
+        **{f.name: groups[f.name] if f.name in groups else CHANGES[f.name] for f in fields(cls)}
+    )
 
 
 def _flat(settings: StrategySettings) -> dict[str, tuple[type, object]]:
@@ -72,50 +78,24 @@ def _flat(settings: StrategySettings) -> dict[str, tuple[type, object]]:
 
 
 @pytest.mark.parametrize("name", STRATEGIES)
-def test_the_defaults_are_logic_configs(name):
-    """The pipeline of the default settings is the one of the default LogicConfig."""
-    settings = STRATEGIES[name].settings()
-    assert LogicConfig().settings_for(name) == settings
-    want = pipeline_of(name, LogicConfig()).to_dict()
-    assert pipeline_of(name, settings).to_dict() == want
-    assert pipeline_of(name).to_dict() == want
-
-
-@pytest.mark.parametrize("name", STRATEGIES)
-def test_settings_for_maps_every_field(name):
-    settings = CHANGED.settings_for(name)
-    assert type(settings) is STRATEGIES[name].settings
+def test_every_field_reaches_the_pipeline_or_the_retriever(name):
+    settings = changed(name)
     default = _flat(STRATEGIES[name].settings())
     for field_name, (owner, value) in _flat(settings).items():
-        legacy = logic_config_name(STRATEGIES[name].settings, field_name)
-        assert value == getattr(CHANGED, legacy), (name, field_name, owner)
-        assert value != default[field_name][1], (name, field_name)  # really mapped
-    assert pipeline_of(name, settings).to_dict() == pipeline_of(name, CHANGED).to_dict()
+        assert value != default[field_name][1], (name, field_name, owner)
+    assert pipeline_of(name).to_dict() == pipeline_of(name, STRATEGIES[name].settings()).to_dict()
 
 
-def test_every_logic_config_field_reaches_some_strategy():
-    read = {
-        logic_config_name(STRATEGIES[n].settings, f)
-        for n in STRATEGIES
-        for f in _flat(CHANGED.settings_for(n))
-    }
-    assert read == {f.name for f in fields(LogicConfig)}
-
-
-def test_the_weights_are_each_strategys_own():
-    assert CHANGED.settings_for("rerank").truth_weight == CHANGED.rerank_weight
-    for name in ("verify", "quality", "llm-rerank"):
-        assert CHANGED.settings_for(name).truth_weight == CHANGED.verify_weight
-    assert CHANGED.settings_for("setops").cosine_weight == CHANGED.setops_query_weight
-
-
-@pytest.mark.parametrize("config", [LogicConfig(), CHANGED], ids=["default", "changed"])
+@pytest.mark.parametrize("which", ["default", "changed"])
 @pytest.mark.parametrize("name", STRATEGIES)
-def test_settings_round_trip_as_plain_json(name, config):
-    settings = config.settings_for(name)
-    text = json.dumps(settings.to_dict(), allow_nan=False)
+def test_settings_round_trip_as_plain_json(name, which):
+    settings = STRATEGIES[name].settings() if which == "default" else changed(name)
+    written = settings.to_dict()
+    assert written["type"] == f"logic_rag.strategy_settings.{type(settings).__name__}"
+    text = json.dumps(written, allow_nan=False)
     again = type(settings).from_dict(json.loads(text))
     assert again == settings
+    assert type(settings).from_dict(written["init_parameters"]) == settings  # plain fields
     assert type(settings).from_dict({}) == type(settings)()  # missing fields: defaults
 
 
@@ -128,6 +108,28 @@ def test_a_verifier_object_has_no_json_form():
     settings = VerifySettings(verifier=LLMVerifier(generator=Generator()))
     with pytest.raises(TypeError, match="VerifySettings.verifier.*spec string"):
         settings.to_dict()
+
+
+def test_a_verifier_object_is_written_by_the_one_rule():
+    """Its spec when one describes it, else its type and parameters; only the library's
+    allow-listed verifiers are built from a dict."""
+    from logic_rag.verifiers.llm import LLMVerifier
+    from tests.verifier_doubles import KeywordVerifier
+
+    plain = VerifySettings(verifier=LLMVerifier(generator="qwen2.5-1.5b"))
+    assert plain.to_dict()["init_parameters"]["verifier"] == "llm:qwen2.5-1.5b"
+    odd = VerifySettings(verifier=LLMVerifier(generator="qwen2.5-1.5b", max_chars=400))
+    written = odd.to_dict()["init_parameters"]["verifier"]
+    assert written["type"] == "logic_rag.verifiers.llm.LLMVerifier"
+    assert VerifySettings.from_dict(json.loads(json.dumps(odd.to_dict()))) == odd
+    foreign = VerifySettings(verifier=KeywordVerifier()).to_dict()
+    assert (
+        foreign["init_parameters"]["verifier"]["type"] == "tests.verifier_doubles.KeywordVerifier"
+    )
+    with pytest.raises(ValueError, match="KeywordVerifier.*pass it again"):
+        VerifySettings.from_dict(foreign)
+    with pytest.raises(ValueError, match="got a 'logic_rag.strategy_settings.RerankSettings'"):
+        VerifySettings.from_dict(RerankSettings().to_dict())
 
 
 def test_from_dict_refuses_unknown_fields_and_non_dicts():
@@ -159,7 +161,6 @@ def test_from_dict_refuses_unknown_fields_and_non_dicts():
         (lambda: LLMRerankSettings(top=0), "top must be >= 1"),
         (lambda: LogicSettings(exclude_violations=1.5), "exclude_violations"),
         (lambda: LogicSettings(exclusion_mode="hide"), "exclusion_mode"),
-        (lambda: LogicConfig(quality_pool=0), r"pool must be >= 1 .*settings_for\('quality'\)"),
     ],
 )
 def test_a_bad_value_fails_at_construction(make, message):
@@ -199,16 +200,15 @@ def _ids(hits):
     return [(h.id, round(h.score, 6)) for h in hits]
 
 
-def test_settings_rank_as_the_config_that_maps_to_them(small_logic_retriever):
+def test_settings_reach_only_their_strategy(small_logic_retriever):
     from logic_rag.logic_retriever import LogicRetriever
 
     base = small_logic_retriever
-    old = base.with_config(verify_weight=0.3, positive_prior=0.2, verify_atom_candidates=5)
     new = base.with_settings(
         VerifySettings(truth_weight=0.3, positive_prior=0.2, atom_candidates=5)
     )
-    assert _ids(new.search(QUERY, k=10, strategy="verify")) == _ids(
-        old.search(QUERY, k=10, strategy="verify")
+    assert _ids(new.search(QUERY, k=10, strategy="verify")) != _ids(
+        base.search(QUERY, k=10, strategy="verify")
     )
     # other strategies keep their defaults; the retriever's own strategy is unchanged
     assert new.strategy == base.strategy == "rerank"
@@ -223,10 +223,10 @@ def test_settings_rank_as_the_config_that_maps_to_them(small_logic_retriever):
             settings=VerifySettings(truth_weight=0.3, positive_prior=0.2, atom_candidates=5),
         )
         assert _ids(made.search(QUERY, k=10)) == _ids(new.search(QUERY, k=10, strategy="verify"))
-        assert made.describe()["settings"]["truth_weight"] == 0.3
+        assert made.describe()["settings"]["init_parameters"]["truth_weight"] == 0.3
 
 
-def test_with_settings_keeps_each_class_and_refuses_mixing_with_config(small_logic_retriever):
+def test_with_settings_keeps_each_class(small_logic_retriever):
     both = small_logic_retriever.with_settings(
         FusionSettings(negation_weight=0.5), RerankSettings(candidates=20)
     )
@@ -236,12 +236,10 @@ def test_with_settings_keeps_each_class_and_refuses_mixing_with_config(small_log
     assert small_logic_retriever.settings_for("rerank").candidates == 100  # unchanged
     switched = small_logic_retriever.with_settings(VerifySettings(), strategy="verify")
     assert switched.strategy == "verify"
-    with pytest.raises(ValueError, match="use with_settings"):
-        both.with_config(rerank_weight=0.1)
     with pytest.raises(TypeError, match="strategy 'verify' takes VerifySettings"):
         small_logic_retriever.with_settings(RerankSettings(), strategy="verify")
-    with pytest.raises(TypeError, match="LogicConfig is no named strategy.s settings"):
-        small_logic_retriever.with_settings(LogicConfig())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="dict is no named strategy.s settings"):
+        small_logic_retriever.with_settings({})  # type: ignore[arg-type]
 
 
 def test_the_logic_group_reaches_the_retriever(small_logic_retriever):
@@ -256,36 +254,6 @@ def test_the_logic_group_reaches_the_retriever(small_logic_retriever):
     assert len(plan.atoms) > 1
 
 
-def test_logic_config_warns_only_at_the_public_entry_points(small_logic_retriever, tmp_path):
-    from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.logic_retriever import LogicRetriever
-
-    base = small_logic_retriever
-    config = LogicConfig(rerank_weight=0.2)  # making one does not warn (internal code does)
-    with pytest.warns(DeprecationWarning, match=r"LogicRetriever\(config=...\).*settings="):
-        legacy = LogicRetriever(base.dense, passages=base.passages, config=config)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        # internal code: mapping, building, searching, cloning, with_config, describe
-        pipeline_of("rerank", config)
-        legacy.search(QUERY, k=5)
-        legacy.with_config(rerank_weight=0.3).search(QUERY, k=5, strategy="verify")
-        legacy.describe()
-        assert legacy.settings_for("rerank").truth_weight == 0.2
-    out = base.save(tmp_path / "index")
-    with pytest.warns(DeprecationWarning, match=r"LogicRetriever.load\(config=...\)"):
-        loaded = LogicRetriever.load(out, model=base.dense.encoder, config=config)
-    assert loaded.settings_for("rerank").truth_weight == 0.2
-    docs = base.documents[:30]
-    with pytest.warns(DeprecationWarning, match=r"LogicRetriever.build\(config=...\)") as caught:
-        LogicRetriever.build(docs, model=base.dense.encoder, passages=False, config=config)
-    assert len([w for w in caught if w.category is DeprecationWarning]) == 1  # once, not twice
-    with pytest.warns(DeprecationWarning, match="the reranker's config="):
-        CandidateReranker(base.dense.encoder, config=config)
-    with pytest.raises(TypeError, match="config must be a LogicConfig"):
-        LogicRetriever(base.dense, config=RerankSettings())  # type: ignore[arg-type]
-
-
 def test_the_architecture_pages_blocks_run(tmp_path, monkeypatch):
     """docs/architecture.md shows strategy -> settings -> pipeline; its blocks run."""
     from logic_rag.paths import project_root
@@ -294,9 +262,8 @@ def test_the_architecture_pages_blocks_run(tmp_path, monkeypatch):
     run_page(project_root() / "docs" / "architecture.md", tmp_path, monkeypatch)
 
 
-def test_pickles_of_both_forms_load():
+def test_settings_pickle():
     import pickle
 
-    assert pickle.loads(pickle.dumps(CHANGED)) == CHANGED
-    settings = CHANGED.settings_for("quality")
+    settings = changed("quality")
     assert pickle.loads(pickle.dumps(settings)) == settings

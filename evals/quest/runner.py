@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logic_rag.evals.quest.checks import MISSING_GOLD_POLICIES, check_queries
 from logic_rag.evals.quest.data import QuestQuery, load_atom_sets, load_quest_queries
@@ -23,6 +23,9 @@ from logic_rag.evals.quest.report import (
     write_report_md,
     write_results,
 )
+
+if TYPE_CHECKING:
+    from logic_rag.strategy_settings import StrategySettings
 
 __all__ = [
     "gold_logical_query",
@@ -131,7 +134,7 @@ def run_eval_quest(
     depth: int = 1000,
     decomposer: str = "rules",
     decomposer_model: str = "qwen2.5-1.5b",
-    config: dict[str, Any] | None = None,
+    settings: Sequence[StrategySettings] = (),
     missing_gold: str = "keep",
     certify_k: int | None = 20,
 ) -> dict[str, dict[str, Any]]:
@@ -146,9 +149,10 @@ def run_eval_quest(
 
     ``index`` reuses an index folder (searched with ``model`` when given, e.g. a query
     encoder tuned with the documents frozen); ``store_uri`` names its Milvus store (see
-    ``logic-rag search --store-uri``). ``config`` holds
-    :class:`~logic_rag.strategies.LogicConfig` changes (for example
-    ``{"verifier": "cross-encoder:runs/ce/model"}`` for the ``verify`` strategy).
+    ``logic-rag search --store-uri``). ``settings`` are strategies' settings
+    (:mod:`logic_rag.strategy_settings`), each for the strategies of its class (for example
+    ``[VerifySettings(verifier="cross-encoder:runs/ce/model")]`` for ``verify``); the
+    others search with their defaults.
 
     ``decomposer`` (``rules``, ``llm``, ``auto``; see :mod:`logic_rag.query.auto`) reads
     the queries, with ``decomposer_model`` as the LLM.
@@ -190,8 +194,8 @@ def run_eval_quest(
         from logic_rag.query.auto import make_decomposer
 
         retriever.decomposer = make_decomposer(decomposer, model=decomposer_model)
-    if config:
-        retriever = retriever.with_config(**config)
+    if settings:
+        retriever = retriever.with_settings(*settings)
     loaded, checks = check_queries(loaded, {d.id for d in retriever.documents}, missing_gold)
     for line in checks.warnings():
         print(f"logic-rag eval quest: warning: {line}", file=sys.stderr)
@@ -212,12 +216,21 @@ def run_eval_quest(
     extra: dict[str, Any] = {"gold_logic": gold_logic, "query_checks": checks.record()}
     if "quality" in strategies:
         extra["quality_k"] = search_k("quality", depth, certify_k)
-    if config:
-        extra["config"] = {k: str(v) for k, v in config.items()}
+    if settings:
+        extra["settings"] = [_written(s) for s in settings]
     write_outputs(Path(out), results, model=retriever.dense.encoder.name, extra=extra)
     for result in results.values():  # the terminal table names the model too
         result.setdefault("model", retriever.dense.encoder.name)
     return results
+
+
+def _written(settings: StrategySettings) -> Any:
+    """``settings`` as the results record them: their ``to_dict()``, or their repr for a
+    verifier with no JSON form."""
+    try:
+        return settings.to_dict()
+    except TypeError:
+        return repr(settings)
 
 
 def check_out_folder(out: str | os.PathLike[str], index: str | os.PathLike[str] | None) -> None:

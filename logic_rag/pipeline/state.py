@@ -77,6 +77,9 @@ class QueryState:
             first, with their constraint probabilities then (or ``None``); backfill
             appends them first, in that order.
         info: notes that end up in every hit's ``logic`` (e.g. a capped composition).
+        calibration: what the embedding evidence in ``probs`` was calibrated against
+            (``corpus`` or ``candidates``; None: not said), which decides how wide a hit's
+            band of "unsure" verdicts is (:mod:`logic_rag.explain`).
         trace: what a stage records for analysis only (never copied into hits), e.g. a
             cascade's three-valued verdicts for checking its guarantee.
     """
@@ -94,6 +97,7 @@ class QueryState:
     tail: tuple[np.ndarray, np.ndarray] | None = None
     set_aside: tuple[np.ndarray, np.ndarray | None] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    calibration: str | None = None
     trace: dict[str, Any] = field(default_factory=dict)
     frozen: bool = False
 

@@ -8,8 +8,8 @@ or below ``low``, and ? between: a probability near one half is reported as unsu
 instead of flipping on noise. Embedding evidence calibrated only against a handful of
 given candidates (a reranker's default) says where a page stands among them, not whether
 it holds, so its band is wider (``candidates_low`` / ``candidates_high``). With an
-:class:`EvidenceCalibration` (``LogicConfig(verdict_calibration=FILE)``, from ``logic-rag
-adapt`` or ``fit-cascade``), the embedding probability is first mapped to P(holds) as
+:class:`EvidenceCalibration` (``LogicSettings(verdict_calibration=FILE)``, the ``logic``
+group of a strategy's settings, from ``logic-rag adapt`` or ``fit-cascade``), the embedding probability is first mapped to P(holds) as
 labelled pairs of the corpus measured it.
 """
 

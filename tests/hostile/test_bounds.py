@@ -118,7 +118,8 @@ def test_d03_every_strategy_caps_k(tiny):
     for strategy in STRATEGIES:
         # The LLM of quality and llm-rerank is a test double: the bound is the pipeline's.
         llm = strategy in ("quality", "llm-rerank")
-        engine = tiny.with_config(verifier=KeywordVerifier()) if llm else tiny
+        own = STRATEGIES[strategy].settings
+        engine = tiny.with_settings(own(verifier=KeywordVerifier())) if llm else tiny
         hits, peak = _peak(
             lambda s=strategy, e=engine: e.search("fruits but not citrus", k=HUGE_K, strategy=s)
         )

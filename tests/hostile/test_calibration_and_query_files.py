@@ -176,12 +176,20 @@ def test_a_fit_cascade_sample_of_another_corpus_or_encoder_is_refused(big_retrie
         ({"expensive": "llm:x"}, "does not say which"),
     ):
         path = _sample_file(tmp_path, key)
-        calibrated = big_retriever.with_config(verdict_calibration=str(path))
+        calibrated = _calibrated(big_retriever, path)
         with pytest.raises(ValueError, match=word):
             calibrated.search("topic 3 but not thing 2", k=3)
     good = _sample_file(tmp_path, {"expensive": "llm:x", "encoder": encoder, "corpus": corpus})
-    hits = big_retriever.with_config(verdict_calibration=str(good)).search("topic 3", k=3)
+    hits = _calibrated(big_retriever, good).search("topic 3", k=3)
     assert hits
+
+
+def _calibrated(retriever, path):
+    """``retriever`` whose ``rerank`` verdicts use the calibration at ``path``."""
+    from logic_rag.strategy_settings import LogicSettings, RerankSettings
+
+    logic = LogicSettings(verdict_calibration=str(path))
+    return retriever.with_settings(RerankSettings(logic=logic))
 
 
 # ------------------------------------------------------------------ item 16: a word
@@ -192,6 +200,6 @@ def test_a_calibration_not_used_on_a_small_index_is_said(minilm, tmp_path):
     small = LogicRetriever.build(docs, model=minilm)
     fp = {"encoder": {"weights_sha256": minilm.fingerprint}}
     path = _adapt_file(tmp_path, [0.0, 1.0], [0.9, 0.9], fp)
-    calibrated = small.with_config(verdict_calibration=str(path))
+    calibrated = _calibrated(small, path)
     with pytest.warns(UserWarning, match="is not used: the index holds 8 documents"):
         calibrated.search("topic 1 but not topic 2", k=3)

@@ -1,4 +1,4 @@
-"""Issue 32, the leftovers: a deadline from ``LogicConfig`` and in ``as_llm()``, a clear
+"""Issue 32, the leftovers: a deadline from the settings' ``llm_deadline_s`` and in ``as_llm()``, a clear
 ``finetune verifier`` error when no gold page is in the corpus, out-of-memory model loads
 told apart from bad folders, and a BM25 index bounded by the documents' character budget.
 
@@ -28,7 +28,8 @@ from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
 from logic_rag.generators import make_generator
 from logic_rag.generators.base import default_deadline, set_default_deadline
 from logic_rag.generators.openai_server import DeadlineError
-from logic_rag.strategies import LogicConfig, pipeline_of
+from logic_rag.strategies import pipeline_of
+from logic_rag.strategy_settings import QualitySettings, StrategySettings, VerifySettings
 from tests.hostile.test_cli_hostile import CLI, assert_user_error, write_jsonl
 from tests.hostile.test_generator_limits import servers  # noqa: F401  (the fixture)
 
@@ -55,10 +56,10 @@ def _raised_within(seconds: float, call: Callable[[], Any]) -> BaseException:
     return outcome[0]
 
 
-# --- 1. LogicConfig.llm_deadline_s -------------------------------------------------------
+# --- 1. llm_deadline_s of the settings -------------------------------------------------------
 
 
-def _second_verifier(config: LogicConfig, strategy: str = "verify") -> Any:
+def _second_verifier(config: StrategySettings, strategy: str = "verify") -> Any:
     from logic_rag.verifiers.base import Verify
     from logic_rag.verifiers.llm import LLMVerifier
 
@@ -79,12 +80,12 @@ def test_d32_04_llm_deadline_s_is_checked(bad):
         ValueError,
         match=r"llm_deadline_s must be (a positive number of seconds|a finite number|a number)",
     ):
-        LogicConfig(llm_deadline_s=bad)
+        VerifySettings(llm_deadline_s=bad)
 
 
 def test_d32_04_llm_deadline_s_bounds_the_llm_verifier_it_builds(servers):  # noqa: F811
     slow = servers.start("slow", "trickle")
-    config = LogicConfig(verifier=f"llm:openai:{slow.url}#m", llm_deadline_s=1.5)
+    config = VerifySettings(verifier=f"llm:openai:{slow.url}#m", llm_deadline_s=1.5)
     verifier = _second_verifier(config)
     assert verifier._generator().deadline == 1.5
     error = _raised_within(
@@ -95,7 +96,7 @@ def test_d32_04_llm_deadline_s_bounds_the_llm_verifier_it_builds(servers):  # no
 
     # The quality strategy's costly verifier and its cheap one get it too.
     spec = f"llm:openai:{slow.url}#other"
-    quality = LogicConfig(verifier=spec, quality_cheap=spec, llm_deadline_s=2.5)
+    quality = QualitySettings(verifier=spec, cheap=spec, llm_deadline_s=2.5)
     from logic_rag.verifiers.certified import CertifiedTopK
 
     [certified] = [s for s in pipeline_of("quality", quality) if isinstance(s, CertifiedTopK)]
@@ -105,10 +106,10 @@ def test_d32_04_llm_deadline_s_bounds_the_llm_verifier_it_builds(servers):  # no
 
 def test_d32_04_without_llm_deadline_s_the_process_default_holds(servers):  # noqa: F811
     slow = servers.start("slow", "trickle")
-    config = LogicConfig(verifier=f"llm:openai:{slow.url}#m")
+    config = VerifySettings(verifier=f"llm:openai:{slow.url}#m")
     assert _second_verifier(config)._generator().deadline == default_deadline()
     # In-process generators send no request: nothing is passed to them.
-    local = LogicConfig(verifier="llm:smollm2-135m", llm_deadline_s=2.0)
+    local = VerifySettings(verifier="llm:smollm2-135m", llm_deadline_s=2.0)
     assert _second_verifier(local).generator_options == ()
 
 

@@ -61,7 +61,9 @@ def milvus_side(faiss_side, source, tmp_path_factory) -> LogicRetriever:
 
 def _engine(retriever: LogicRetriever, strategy: str) -> LogicRetriever:
     if strategy in ("quality", "llm-rerank"):  # the LLM is a test double (tests/verifiers: real)
-        return retriever.with_config(verifier=KeywordVerifier())
+        from logic_rag.strategies import STRATEGIES
+
+        return retriever.with_settings(STRATEGIES[strategy].settings(verifier=KeywordVerifier()))
     return retriever
 
 

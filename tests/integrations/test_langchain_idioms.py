@@ -19,7 +19,6 @@ from logic_rag.integrations.langchain import (  # noqa: E402
     LogicLangChainRetriever,
     langchain_milvus_class,
 )
-from logic_rag.strategies import LogicConfig  # noqa: E402
 from logic_rag.strategy_settings import SetopsSettings  # noqa: E402
 
 from .conftest import TEXTS  # noqa: E402
@@ -59,7 +58,8 @@ def test_dumpd_loads_round_trip(minilm, docs):
     assert LogicLangChainReranker.is_lc_serializable()
     data = dumpd(reranker)
     assert data["id"] == ["logic_rag", "integrations", "langchain", "LogicLangChainReranker"]
-    assert data["kwargs"]["settings"]["tnorm"] == "godel" and data["kwargs"]["top_n"] is None
+    assert data["kwargs"]["settings"]["init_parameters"]["tnorm"] == "godel"
+    assert data["kwargs"]["top_n"] is None
     assert "config" not in data["kwargs"]
     again = _load(json.dumps(data))
     assert isinstance(again, LogicLangChainReranker) and dumpd(again) == data
@@ -76,17 +76,6 @@ def test_dumpd_loads_round_trip(minilm, docs):
     assert dumpd(_load(dumps(default))) == dumpd(default)
 
 
-def test_an_older_dump_with_a_logic_config_still_loads(minilm):
-    from logic_rag.integrations._settings import config_to_dict
-
-    data = dumpd(LogicLangChainReranker(minilm, strategy="setops"))
-    del data["kwargs"]["settings"]
-    data["kwargs"]["config"] = config_to_dict(LogicConfig(setops_query_weight=0.3))
-    again = _load(json.dumps(data))  # (loads() is beta: its warnings are silenced)
-    assert again.reranker.settings == SetopsSettings(cosine_weight=0.3)
-    assert dumpd(again)["kwargs"]["settings"]["cosine_weight"] == 0.3
-
-
 def test_loads_refuses_what_it_was_not_told_to_trust(minilm):
     text = dumps(LogicLangChainReranker(minilm))
     with warnings.catch_warnings():
@@ -95,16 +84,25 @@ def test_loads_refuses_what_it_was_not_told_to_trust(minilm):
             loads(text)  # neither the class nor the namespace is allowed
 
 
-def test_an_object_verifier_must_be_passed_again(minilm):
+def test_verifiers_are_written_by_the_one_rule(minilm):
+    """A verifier a spec describes is its spec; another of the library's is its type and
+    parameters (rebuilt equal); one of another package is named and must be passed again."""
+    from logic_rag.strategy_settings import VerifySettings
     from logic_rag.verifiers.llm import LLMVerifier
+    from tests.verifier_doubles import KeywordVerifier
 
     odd = LLMVerifier(generator="qwen2.5-1.5b", max_chars=400)  # not a plain spec
-    data = dumpd(LogicLangChainReranker(minilm, verifier=odd))
-    assert data["kwargs"]["settings"]["verifier"] == "<object LLMVerifier>"
-    with pytest.raises(ValueError, match="LLMVerifier.*pass it again"):
+    data = dumpd(LogicLangChainReranker(minilm, settings=VerifySettings(verifier=odd)))
+    written = data["kwargs"]["settings"]["init_parameters"]["verifier"]
+    assert written["type"] == "logic_rag.verifiers.llm.LLMVerifier"
+    assert _load(json.dumps(data)).reranker.settings.verifier == odd
+    plain = LLMVerifier(generator="qwen2.5-1.5b")
+    data = dumpd(LogicLangChainReranker(minilm, settings=VerifySettings(verifier=plain)))
+    assert data["kwargs"]["settings"]["init_parameters"]["verifier"] == "llm:qwen2.5-1.5b"
+    foreign = VerifySettings(verifier=KeywordVerifier())
+    data = dumpd(LogicLangChainReranker(minilm, settings=foreign))
+    with pytest.raises(ValueError, match="KeywordVerifier.*pass it again"):
         _load(json.dumps(data))
-    plain = dumpd(LogicLangChainReranker(minilm, verifier=LLMVerifier(generator="qwen2.5-1.5b")))
-    assert plain["kwargs"]["settings"]["verifier"] == "llm:qwen2.5-1.5b"
 
 
 def test_old_names_are_deprecated_aliases():

@@ -32,7 +32,6 @@ from logic_rag.integrations.llama_index import (  # noqa: E402
     LogicLlamaIndexReranker,
     LogicLlamaIndexRetriever,
 )
-from logic_rag.strategies import LogicConfig  # noqa: E402
 from logic_rag.strategy_settings import (  # noqa: E402
     EvidenceSettings,
     RerankSettings,
@@ -74,8 +73,10 @@ def test_to_dict_from_dict_round_trips_every_field(minilm, nodes):
     data = reranker.to_dict()
     fields = set(LogicLlamaIndexReranker.model_fields) - {"callback_manager"}
     assert fields <= set(data) and data["class_name"] == "LogicLlamaIndexReranker"
-    assert data["settings"]["positive_prior"] == 0.25 and data["cache_size"] == 7
-    assert data["settings"]["evidence"]["threshold_rank"] == 3
+    written = data["settings"]
+    assert written["type"] == "logic_rag.strategy_settings.RerankSettings"
+    assert written["init_parameters"]["positive_prior"] == 0.25 and data["cache_size"] == 7
+    assert written["init_parameters"]["evidence"]["init_parameters"]["threshold_rank"] == 3
     again = LogicLlamaIndexReranker.from_dict(json.loads(json.dumps(data)))
     assert again.to_dict() == data
     assert again.reranker.settings == reranker.reranker.settings
@@ -92,9 +93,12 @@ def test_to_dict_from_dict_round_trips_every_field(minilm, nodes):
 def test_specs_round_trip_and_objects_must_be_passed_again(minilm):
     from logic_rag.verifiers.base import Checked, Verifier
 
-    spec = LogicLlamaIndexReranker(minilm, verifier="llm:qwen2.5-1.5b", decomposer="auto")
+    spec = LogicLlamaIndexReranker(
+        minilm, settings=VerifySettings(verifier="llm:qwen2.5-1.5b"), decomposer="auto"
+    )
     data = spec.to_dict()
-    assert data["settings"]["verifier"] == "llm:qwen2.5-1.5b" and data["decomposer"] == "auto"
+    verifier = data["settings"]["init_parameters"]["verifier"]
+    assert verifier == "llm:qwen2.5-1.5b" and data["decomposer"] == "auto"
     assert LogicLlamaIndexReranker.from_dict(data).to_dict() == data  # nothing loads yet
 
     @dataclass(frozen=True)
@@ -104,31 +108,13 @@ def test_specs_round_trip_and_objects_must_be_passed_again(minilm):
         def check(self, requests, ctx):
             return [Checked(np.ones((len(r.atoms), len(r.rows)))) for r in requests]
 
-    custom = LogicLlamaIndexReranker(minilm, verifier=Always())
+    custom = LogicLlamaIndexReranker(minilm, settings=VerifySettings(verifier=Always()))
     data = custom.to_dict()
-    assert data["settings"]["verifier"] == "<object Always>"
+    assert data["settings"]["init_parameters"]["verifier"]["type"].endswith(".Always")
     with pytest.raises(ValueError, match="Always.*pass it again"):
         LogicLlamaIndexReranker.from_dict(data)
     again = LogicLlamaIndexReranker.from_dict(data, settings=VerifySettings(verifier=Always()))
     assert Always() in again.reranker.verifiers
-
-
-def test_an_older_to_dict_with_a_logic_config_still_loads(minilm):
-    from logic_rag.integrations._settings import config_to_dict
-
-    old = {"strategy": "rerank", "config": config_to_dict(LogicConfig(positive_prior=0.25))}
-    with pytest.warns(DeprecationWarning, match="LogicConfig is deprecated"):
-        again = LogicLlamaIndexReranker.from_dict(old)
-    assert again.reranker.settings == RerankSettings(positive_prior=0.25)
-    assert again.to_dict()["settings"]["positive_prior"] == 0.25
-    with pytest.raises(ValueError, match="not both"):
-        LogicLlamaIndexReranker.from_dict({**old, "settings": {"candidates": 5}})
-
-
-def test_older_to_dict_output_still_loads(minilm):
-    with pytest.warns(DeprecationWarning, match="model_name"):
-        old = LogicLlamaIndexReranker.from_dict({"model_name": "minilm", "top_n": 2})
-    assert old.model == "minilm" and old.top_n == 2
 
 
 # ---------------------------------------------------------------------- instrumentation

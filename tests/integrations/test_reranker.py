@@ -129,13 +129,12 @@ def test_second_verifier_checks_positive_atoms_and_decides(minilm):
     from logic_rag.strategy_settings import VerifySettings
 
     keyword = _Keyword()
-    CandidateReranker(minilm, verifier=keyword).rerank(NEGATION, TEXTS)
+    CandidateReranker(minilm, settings=VerifySettings(verifier=keyword)).rerank(NEGATION, TEXTS)
     assert keyword.atoms == {"fruits grown in California"}
     everything = _Keyword()
     strict = CandidateReranker(
         minilm,
-        verifier=everything,
-        settings=VerifySettings(verifier_atoms="all", truth_weight=100.0),
+        settings=VerifySettings(verifier=everything, verifier_atoms="all", truth_weight=100.0),
     )
     ranked = strict.rerank("fruits that are not berries", TEXTS, top_n=4)
     assert everything.atoms == {"fruits", "berries"}
@@ -163,6 +162,7 @@ def test_a_call_builds_no_faiss_index(minilm, monkeypatch, strategy):
 
 def test_options_and_errors(core, minilm):
     from logic_rag.integrations._rerank import CandidateReranker
+    from logic_rag.strategy_settings import VerifySettings
 
     assert core.rerank(NEGATION, []) == []
     assert len(core.rerank(NEGATION, TEXTS, top_n=2)) == 2
@@ -174,7 +174,7 @@ def test_options_and_errors(core, minilm):
     with pytest.raises(ValueError, match="2 scores for 10"):
         core.rerank(NEGATION, TEXTS, scores=[1.0, 2.0])
     with pytest.raises(ValueError, match="unknown verifier"):
-        CandidateReranker(minilm, verifier="bogus")
+        CandidateReranker(minilm, settings=VerifySettings(verifier="bogus"))
     with pytest.raises(ValueError, match="needs a SPLADE index.*verify"):
         CandidateReranker(minilm, strategy="splade")
     with pytest.raises(ValueError, match="unknown strategy"):
@@ -182,52 +182,12 @@ def test_options_and_errors(core, minilm):
     with pytest.raises(ValueError, match="calibration"):
         CandidateReranker(minilm, calibration="bogus")
     assert "CandidateEmbeddingVerifier" in core.pipeline().describe()
-    (only,) = CandidateReranker(minilm, verifier="embedding").verifiers
+    (only,) = CandidateReranker(minilm).verifiers
     assert only.name == "embedding"
-
-
-def test_deprecated_arguments_fold_into_the_settings(minilm):
-    from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.verifiers.embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
-
-    with pytest.warns(DeprecationWarning, match="truth_weight"):
-        old = CandidateReranker(minilm, truth_weight=2.0)
-    assert old.settings.truth_weight == 2.0
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="truth_weight"):
-        CandidateReranker(minilm, truth_weight=-1)
-    with pytest.warns(DeprecationWarning, match="calibration='corpus'"):
-        corpus = CandidateReranker(minilm, verifier=EmbeddingVerifier(threshold_rank=3))
-    assert corpus.calibration == "corpus" and corpus.settings.evidence.threshold_rank == 3
-    assert [type(v) for v in corpus.verifiers] == [EmbeddingVerifier]
-    with pytest.warns(DeprecationWarning):
-        mine = CandidateReranker(minilm, verifier=CandidateEmbeddingVerifier(temperature=0.2))
-    assert mine.calibration == "candidates" and mine.settings.evidence.temperature == 0.2
-    with pytest.raises(ValueError, match="strategy 'rerank' runs no second verifier"):
-        CandidateReranker(minilm, strategy="rerank", verifier="llm:qwen2.5-1.5b")
-
-
-def test_deprecations_name_the_callers_line_through_the_adapters(minilm):
-    """Python's default filters hide a DeprecationWarning pointed at a library line, so
-    every one points at the caller's, through an adapter or not."""
-    from logic_rag.integrations._rerank import CandidateReranker
-    from logic_rag.strategies import LogicConfig
-
-    makers = [
-        lambda: CandidateReranker(minilm, config=LogicConfig()),
-        lambda: CandidateReranker(minilm, truth_weight=1.0),
-    ]
-    pytest.importorskip("llama_index.core")
-    pytest.importorskip("langchain_core")
-    from logic_rag.integrations.langchain import LogicLangChainReranker
-    from logic_rag.integrations.llama_index import LogicLlamaIndexReranker
-
-    for cls in (LogicLlamaIndexReranker, LogicLangChainReranker):
-        makers.append(lambda cls=cls: cls(model=minilm, config=LogicConfig()))
-        makers.append(lambda cls=cls: cls(model=minilm, truth_weight=1.0))
-    for make in makers:
-        with pytest.warns(DeprecationWarning) as caught:
-            make()
-        assert {w.filename for w in caught} == {__file__}
+    with pytest.raises(TypeError, match="verifier"):
+        CandidateReranker(minilm, verifier="llm:qwen2.5-1.5b")  # settings name it
+    with pytest.raises(ValueError, match="asks no LLM"):
+        CandidateReranker(minilm, strategy="rerank", llm=object())
 
 
 def test_given_candidates_scores():
@@ -283,10 +243,12 @@ def test_llama_index_reranker_edges_and_async(minilm, li_nodes):
     from llama_index.core.schema import QueryBundle
 
     from logic_rag.integrations.llama_index import LogicLlamaIndexReranker as LogicReranker
+    from logic_rag.strategy_settings import VerifySettings
 
     keyword = _Keyword()
-    reranker = LogicReranker(minilm, verifier=keyword, top_n=4)
-    assert reranker.settings["verifier"] == "<object Keyword>"
+    reranker = LogicReranker(minilm, settings=VerifySettings(verifier=keyword), top_n=4)
+    written = reranker.settings["init_parameters"]["verifier"]
+    assert written["type"].endswith(".Keyword")  # named, never built from a file
     assert keyword in reranker.reranker.verifiers
     with pytest.raises(ValueError, match="needs the query"):
         reranker.postprocess_nodes(li_nodes)
@@ -355,9 +317,10 @@ def test_langchain_reranker(minilm, lc_docs):
 
 def test_langchain_reranker_async(minilm, lc_docs):
     from logic_rag.integrations.langchain import LogicLangChainReranker as LogicReranker
+    from logic_rag.strategy_settings import VerifySettings
 
     keyword = _Keyword()
-    reranker = LogicReranker(minilm, verifier=keyword)
+    reranker = LogicReranker(minilm, settings=VerifySettings(verifier=keyword))
     sync = reranker.compress_documents(lc_docs, NEGATION)
     keyword.threads.clear()
     asynced = asyncio.run(reranker.acompress_documents(lc_docs, NEGATION))

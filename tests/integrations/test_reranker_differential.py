@@ -9,25 +9,35 @@ strategy that runs over given candidates, and every query of the shared set.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
-from logic_rag.strategies import DENSE_STRATEGIES, LogicConfig
+from logic_rag.strategies import DENSE_STRATEGIES
+from logic_rag.strategies import STRATEGIES as REGISTRY
 
 from .conftest import QUERIES
 
 #: ``quality`` and ``llm-rerank`` need the LLM of the registry (quality's reranker run is in
 #: test_reranker_quality.py); the others run on MiniLM alone.
 STRATEGIES = [s for s in DENSE_STRATEGIES if s not in ("quality", "llm-rerank")]
-CONFIG = LogicConfig(positive_prior=0.3, verify_weight=0.6, rerank_weight=0.4)
+#: Non-default values: the prior's positive share, the truth's weight (0.4 for ``rerank``,
+#: 0.6 for the pool strategies), where a strategy's settings have them.
+CHANGES = {"positive_prior": 0.3, "truth_weight": 0.6}
+
+
+def settings(strategy: str):
+    cls = REGISTRY[strategy].settings
+    own = {f.name for f in fields(cls)}
+    values = {k: v for k, v in CHANGES.items() if k in own}
+    if strategy == "rerank":
+        values["truth_weight"] = 0.4
+    return cls(**values)
 
 
 @pytest.fixture(scope="module")
 def retriever(engine):
-    return engine.with_config(
-        positive_prior=CONFIG.positive_prior,
-        verify_weight=CONFIG.verify_weight,
-        rerank_weight=CONFIG.rerank_weight,
-    )
+    return engine.with_settings(*{type(settings(s)): settings(s) for s in STRATEGIES}.values())
 
 
 def _given(engine, query):
@@ -42,7 +52,9 @@ def _given(engine, query):
 def test_reranker_over_the_whole_corpus_equals_the_retriever(retriever, minilm, strategy):
     from logic_rag.integrations._rerank import CandidateReranker
 
-    reranker = CandidateReranker(minilm, strategy=strategy, config=CONFIG, calibration="corpus")
+    reranker = CandidateReranker(
+        minilm, strategy=strategy, settings=settings(strategy), calibration="corpus"
+    )
     for query in QUERIES:
         want = retriever.search(query, len(retriever), strategy=strategy)
         docs, scores = _given(retriever, query)
@@ -69,8 +81,8 @@ def test_candidate_calibration_changes_only_the_boundary(retriever, minilm):
     query = QUERIES[0]
     docs, scores = _given(retriever, query)
     texts, titles = [d.text for d in docs], [d.title for d in docs]
-    corpus = CandidateReranker(minilm, config=CONFIG, calibration="corpus")
-    relative = CandidateReranker(minilm, config=CONFIG)
+    corpus = CandidateReranker(minilm, settings=settings("verify"), calibration="corpus")
+    relative = CandidateReranker(minilm, settings=settings("verify"))
     a = corpus.rerank(query, texts, titles=titles, scores=scores)
     b = relative.rerank(query, texts, titles=titles, scores=scores)
     assert sorted(r.position for r in a) == sorted(r.position for r in b)

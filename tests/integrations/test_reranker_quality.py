@@ -37,16 +37,16 @@ def top100(shared_data, minilm):
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory):
+def settings(tmp_path_factory):
     from logic_rag.generators.llamacpp import llamacpp_available
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import QualitySettings
 
     if not llamacpp_available():
         pytest.skip("llama-cpp-python is not installed; run `make setup`")
-    return LogicConfig(verifier="llm:llamacpp:smollm2-135m", verifier_atoms="all", quality_pool=40)
+    return QualitySettings(verifier="llm:llamacpp:smollm2-135m", verifier_atoms="all", pool=40)
 
 
-def test_both_rerankers_certify_their_top_n_over_100_candidates(top100, config, minilm):
+def test_both_rerankers_certify_their_top_n_over_100_candidates(top100, settings, minilm):
     from langchain_core.documents import Document as LCDocument
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
@@ -55,7 +55,7 @@ def test_both_rerankers_certify_their_top_n_over_100_candidates(top100, config, 
     from logic_rag.integrations.llama_index import LogicLlamaIndexReranker
 
     assert len(top100) == 100
-    core = CandidateReranker(minilm, strategy="quality", config=config)
+    core = CandidateReranker(minilm, strategy="quality", settings=settings)
     texts, scores = [h.text for h in top100], [h.score for h in top100]
     ranked = core.rerank(QUERY, texts, scores=scores, top_n=5)
     cost = ranked[0].hit.logic["llm"]
@@ -66,11 +66,11 @@ def test_both_rerankers_certify_their_top_n_over_100_candidates(top100, config, 
     assert [top100[r.position].id for r in again] == order
 
     nodes = [NodeWithScore(node=TextNode(text=h.text, id_=h.id), score=h.score) for h in top100]
-    li = LogicLlamaIndexReranker(minilm, strategy="quality", config=config, top_n=5)
+    li = LogicLlamaIndexReranker(minilm, strategy="quality", settings=settings, top_n=5)
     out = li.postprocess_nodes(nodes, QueryBundle(QUERY))
     assert [n.node.node_id for n in out] == order
 
     docs = [LCDocument(page_content=h.text, metadata={"id": h.id}) for h in top100]
-    lc = LogicLangChainReranker(minilm, strategy="quality", config=config, top_n=5)
+    lc = LogicLangChainReranker(minilm, strategy="quality", settings=settings, top_n=5)
     kept = lc.compress_documents(docs, QUERY)
     assert [d.metadata["id"] for d in kept] == order

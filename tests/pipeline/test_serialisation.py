@@ -8,14 +8,15 @@ import json
 import pytest
 
 from logic_rag.pipeline.stage import Pipeline, Stage
-from logic_rag.strategies import STRATEGIES, LogicConfig, pipeline_of
+from logic_rag.strategies import STRATEGIES, pipeline_of
+from logic_rag.strategy_settings import QualitySettings, VerifySettings
 
 QUERY = "Italian crime films that are not 1970s films"
 
 
 @pytest.mark.parametrize("name", STRATEGIES)
 def test_every_strategy_round_trips_through_plain_json(name):
-    pipeline = pipeline_of(name, LogicConfig())
+    pipeline = pipeline_of(name)
     text = json.dumps(pipeline.to_dict(), allow_nan=False)  # plain JSON, nothing live
     again = Pipeline.from_dict(json.loads(text))
     assert again == pipeline
@@ -35,8 +36,8 @@ def test_a_rebuilt_pipeline_ranks_identically(small_logic_retriever, name):
 
 
 def test_settings_survive_and_only_logic_rag_types_load():
-    config = LogicConfig(verifier="llm:qwen2.5-1.5b", quality_max_calls=7, candidates=50)
-    data = pipeline_of("quality", config).to_dict()
+    settings = QualitySettings(verifier="llm:qwen2.5-1.5b", max_calls=7, candidates=50)
+    data = pipeline_of("quality", settings).to_dict()
     certified = next(s for s in data["stages"] if s["type"].endswith("CertifiedTopK"))
     assert certified["init_parameters"]["max_llm_calls"] == 7
     assert certified["init_parameters"]["expensive"]["init_parameters"]["generator"] == (
@@ -54,7 +55,7 @@ def test_a_live_object_in_a_field_says_to_use_a_spec():
     class Generator:
         name = "mine"
 
-    stage = pipeline_of("verify", LogicConfig(verifier=LLMVerifier(generator=Generator())))
+    stage = pipeline_of("verify", VerifySettings(verifier=LLMVerifier(generator=Generator())))
     with pytest.raises(TypeError, match="spec string"):
         stage.to_dict()
 

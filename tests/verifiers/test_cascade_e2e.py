@@ -35,10 +35,13 @@ def _llamacpp_or_skip():
 def test_quality_certifies_the_top_k_with_a_real_llm(quest_novel_pages, minilm):
     _llamacpp_or_skip()
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import LLMRerankSettings, QualitySettings
 
-    config = LogicConfig(verifier="llm:llamacpp:smollm2-135m", verifier_atoms="all")
-    retriever = LogicRetriever.build(_docs(quest_novel_pages), model=minilm, config=config)
+    llm = "llm:llamacpp:smollm2-135m"
+    retriever = LogicRetriever.build(_docs(quest_novel_pages), model=minilm).with_settings(
+        QualitySettings(verifier=llm, verifier_atoms="all"),
+        LLMRerankSettings(verifier=llm, verifier_atoms="all"),
+    )
     hits = retriever.search(QUERY, k=3, strategy="quality")
     assert len(hits) == 3 and len({h.id for h in hits}) == 3
     cost = hits[0].logic["llm"]
@@ -63,11 +66,13 @@ def test_quality_certifies_the_top_k_with_a_real_llm(quest_novel_pages, minilm):
 @pytest.mark.slow
 def test_quality_with_qwen_certifies_members_with_fewer_calls(quest_novel_pages, minilm, qwen_1_5b):
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import QualitySettings, VerifySettings
 
     member = {p["title"]: "science fiction" in p["text"].lower() for p in quest_novel_pages}
-    config = LogicConfig(verifier="llm:qwen2.5-1.5b", quality_max_calls=None)
-    retriever = LogicRetriever.build(_docs(quest_novel_pages), model=minilm, config=config)
+    retriever = LogicRetriever.build(_docs(quest_novel_pages), model=minilm).with_settings(
+        QualitySettings(verifier="llm:qwen2.5-1.5b", max_calls=None),
+        VerifySettings(verifier="llm:qwen2.5-1.5b"),
+    )
     atom = "science fiction novels"
     top = retriever.search(atom, k=3, strategy="quality")
     cost = top[0].logic["llm"]

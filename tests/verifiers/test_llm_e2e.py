@@ -19,12 +19,12 @@ def test_verify_with_the_llm_separates_members_on_real_pages(quest_novel_pages, 
     pages = quest_novel_pages
     from logic_rag import Document
     from logic_rag.logic_retriever import LogicRetriever
-    from logic_rag.strategies import LogicConfig
+    from logic_rag.strategy_settings import VerifySettings
 
     docs = [Document(id=p["title"], title=p["title"], text=p["text"]) for p in pages]
     member = {p["title"]: "science fiction" in p["text"].lower() for p in pages}
     retriever = LogicRetriever.build(
-        docs, model=minilm, config=LogicConfig(verifier="llm:qwen2.5-1.5b")
+        docs, model=minilm, strategy="verify", settings=VerifySettings(verifier="llm:qwen2.5-1.5b")
     )
     hits = retriever.search(ATOM, k=len(docs), strategy="verify")
     assert {h.id for h in hits} == set(member)
@@ -49,7 +49,9 @@ def test_the_llm_cascade_re_ranks_only_the_top_of_the_embedding_ranking(
     docs = [Document(id=p["title"], title=p["title"], text=p["text"]) for p in quest_novel_pages]
     embedding = LogicRetriever.build(docs, model=minilm)
     first = embedding.search(ATOM, k=len(docs), strategy="verify")
-    cascade = embedding.with_config(verifier="llm:qwen2.5-1.5b", verifier_top=4)
+    from logic_rag.strategy_settings import VerifySettings
+
+    cascade = embedding.with_settings(VerifySettings(verifier="llm:qwen2.5-1.5b", verifier_top=4))
     hits = cascade.search(ATOM, k=len(docs), strategy="verify")
     assert {h.id for h in hits[:4]} == {h.id for h in first[:4]}
     assert [h.id for h in hits[4:]] == [h.id for h in first[4:]]
