@@ -9,7 +9,8 @@ from logic_rag.pipeline.exclusion import ExcludeViolations
 from logic_rag.pipeline.ranking import TopK
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
 from logic_rag.query.algebra import And, Atom, Not
-from logic_rag.strategies import LogicConfig, pipeline_of
+from logic_rag.strategies import STRATEGIES, pipeline_of
+from logic_rag.strategy_settings import LogicSettings, RerankSettings
 
 
 def _state(score, neg_probs):
@@ -61,23 +62,25 @@ def test_queries_without_negation_are_untouched_and_settings_checked():
     with pytest.raises(ValueError):
         ExcludeViolations(0.5, "hide")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        LogicConfig(exclude_violations=1.5)
+        LogicSettings(exclude_violations=1.5)
 
 
 def test_the_config_puts_the_stage_before_top_k_of_logical_strategies():
-    config = LogicConfig(exclude_violations=0.7, exclusion_mode="drop")
+    logic = LogicSettings(exclude_violations=0.7, exclusion_mode="drop")
     for name in ("rerank", "verify", "setops", "quality"):
-        stages = list(pipeline_of(name, config))
+        stages = list(pipeline_of(name, STRATEGIES[name].settings(logic=logic)))
         at = next(i for i, s in enumerate(stages) if isinstance(s, TopK))
         assert stages[at - 1] == ExcludeViolations(0.7, "drop"), name
-    assert not any(isinstance(s, ExcludeViolations) for s in pipeline_of("vanilla", config))
-    assert not any(isinstance(s, ExcludeViolations) for s in pipeline_of("rerank", LogicConfig()))
+    assert not any(isinstance(s, ExcludeViolations) for s in pipeline_of("vanilla"))
+    assert not any(isinstance(s, ExcludeViolations) for s in pipeline_of("rerank"))
 
 
 def test_sinking_on_a_real_index(small_logic_retriever):
     """On the generated world: with sink, no page flagged as violating a NOT sits above a
     page that is not flagged."""
-    retriever = small_logic_retriever.with_config(exclude_violations=0.5)
+    retriever = small_logic_retriever.with_settings(
+        RerankSettings(logic=LogicSettings(exclude_violations=0.5))
+    )
     query = small_logic_retriever.documents[0].title.split()[0] + " that are not films"
     hits = retriever.search(query, k=30, strategy="rerank")
     negated = [name for name in hits[0].constraints if name.startswith("NOT ")]

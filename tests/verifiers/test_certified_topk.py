@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from logic_rag.compose.bounds import truth_bounds
+from logic_rag.compose.score import Score
 from logic_rag.compose.soft_logic import soft_truth
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
 from logic_rag.query.algebra import And, Atom, Not, Or, negated_atoms
@@ -23,6 +24,7 @@ from logic_rag.verifiers.thresholds import CascadeSample, CascadeThresholds
 
 PRIOR = (("cosine", 1.0),)
 W = 0.75
+SCORE = Score(PRIOR, W)
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,9 +106,7 @@ def test_hard_bounds_give_exactly_the_all_pairs_top_k(polarity: str) -> None:
         k = int(rng.integers(1, 8))
         verifier = TableVerifier(table)
         before = _all_pairs_topk(state, costly, k, polarity)
-        stage = CertifiedTopK(
-            verifier, prior=PRIOR, truth_weight=W, polarity=polarity, max_llm_calls=None
-        )
+        stage = CertifiedTopK(verifier, score=SCORE, polarity=polarity, max_llm_calls=None)
         stage.run(SearchBatch([state], k), _Ctx())
         info = state.info["llm"]
         assert info["order_certified"]
@@ -142,7 +142,7 @@ def test_budget_stops_early_and_says_it_is_not_certified() -> None:
     state, _costly, table = _case(rng)
     while len(state.candidates) < 20:
         state, _costly, table = _case(rng)
-    stage = CertifiedTopK(TableVerifier(table), prior=PRIOR, truth_weight=W, max_llm_calls=2)
+    stage = CertifiedTopK(TableVerifier(table), score=SCORE, max_llm_calls=2)
     stage.run(SearchBatch([state], 5), _Ctx())
     info = state.info["llm"]
     assert info["calls"] <= 2
@@ -153,9 +153,7 @@ def test_checked_pairs_are_marked_as_the_llm_s() -> None:
     rng = np.random.default_rng(11)
     state, _costly, table = _case(rng)
     verifier = TableVerifier(table)
-    CertifiedTopK(verifier, prior=PRIOR, truth_weight=W, max_llm_calls=None).run(
-        SearchBatch([state], 3), _Ctx()
-    )
+    CertifiedTopK(verifier, score=SCORE, max_llm_calls=None).run(SearchBatch([state], 3), _Ctx())
     rows, positions = np.nonzero(state.pair_source == "llm")
     asked = {(state.plan.atoms[i].text, j) for i, j in zip(rows, positions, strict=True)}
     assert asked == set(verifier.asked)
@@ -210,8 +208,7 @@ def test_calibrated_bounds_hold_with_the_stated_probability() -> None:
         hard_state = _copy(state)
         stage = CertifiedTopK(
             TableVerifier(table),
-            prior=PRIOR,
-            truth_weight=W,
+            score=SCORE,
             polarity="positive",
             max_llm_calls=None,
         )
@@ -241,8 +238,7 @@ class _CalibratedStage:
 
         self.stage = Stage(
             TableVerifier(table),
-            prior=PRIOR,
-            truth_weight=W,
+            score=SCORE,
             polarity="positive",
             bounds="calibrated",
             thresholds="unused.json",
@@ -264,9 +260,9 @@ def test_negated_atoms_never_asked_under_positive_polarity() -> None:
     for _ in range(50):
         state, _costly, table = _case(rng)
         verifier = TableVerifier(table)
-        CertifiedTopK(
-            verifier, prior=PRIOR, truth_weight=W, polarity="positive", max_llm_calls=None
-        ).run(SearchBatch([state], 2), _Ctx())
+        CertifiedTopK(verifier, score=SCORE, polarity="positive", max_llm_calls=None).run(
+            SearchBatch([state], 2), _Ctx()
+        )
         negated = {a.text for a in negated_atoms(state.plan.logic)}
         assert not negated & {atom for atom, _ in verifier.asked}
 
@@ -275,7 +271,7 @@ def test_a_pool_no_larger_than_k_asks_only_what_decides_the_hits_and_says_why() 
     rng = np.random.default_rng(9)
     state, costly, table = _case(rng)
     verifier = TableVerifier(table)
-    CertifiedTopK(verifier, prior=PRIOR, truth_weight=W, max_llm_calls=None).run(
+    CertifiedTopK(verifier, score=SCORE, max_llm_calls=None).run(
         SearchBatch([state], len(state.candidates)), _Ctx()
     )
     info = state.info["llm"]
@@ -300,9 +296,7 @@ def _salads(*, polarity: str, answers: dict | None = None):
         **{("cheese", 0): 0.97, ("cheese", 1): 0.9, ("cheese", 2): 0.05, ("cheese", 3): 0.1},
     }
     verifier = TableVerifier(table)
-    stage = CertifiedTopK(
-        verifier, prior=PRIOR, truth_weight=W, polarity=polarity, max_llm_calls=None
-    )
+    stage = CertifiedTopK(verifier, score=SCORE, polarity=polarity, max_llm_calls=None)
     return state, verifier, stage
 
 

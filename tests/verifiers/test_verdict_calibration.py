@@ -69,14 +69,22 @@ def test_a_retriever_shows_calibrated_embedding_verdicts(tmp_path, minilm):
     ]
     retriever = LogicRetriever.build(docs, model=minilm)
     path = _adapt_file(tmp_path, [0.0, 1.0], [0.9, 0.9], sha=minilm.fingerprint)
-    calibrated = retriever.with_config(verdict_calibration=str(path))
+    calibrated = retriever.with_settings(_calibrated(retriever, path))
     hits = calibrated.search("topic 3 but not thing 2", k=5)
     for hit in hits:
         for name, verdict in hit.constraints.items():
             assert verdict is (not name.startswith("NOT ")), (name, hit.constraint_scores)
     other = _adapt_file(tmp_path, [0.0, 1.0], [0.9, 0.9], sha="another")
     with pytest.raises(ValueError, match="another encoder"):
-        retriever.with_config(verdict_calibration=str(other)).search("topic 3", k=2)
+        retriever.with_settings(_calibrated(retriever, other)).search("topic 3", k=2)
+
+
+def _calibrated(retriever, path):
+    """The retriever's own strategy's settings with ``path`` as the verdict calibration."""
+    from dataclasses import replace
+
+    settings = retriever.settings_for(retriever.strategy)
+    return replace(settings, logic=replace(settings.logic, verdict_calibration=str(path)))
 
 
 def test_the_rule_bands():
