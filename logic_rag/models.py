@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_SPARSE_MODEL",
     "MODELS",
     "ALIASES",
+    "canonical_spec",
     "pinned_files",
     "resolve_model",
     "weights_fingerprint",
@@ -440,6 +441,22 @@ ALIASES: dict[str, str] = {
     "qwen2.5-1.5b": "qwen2.5-coder-1.5b",
     "qwen2.5-0.5b": "qwen2.5-coder-0.5b",
 }
+
+
+def canonical_spec(spec: str) -> str:
+    """``spec`` with every deprecated model alias in it replaced by the name it stands for.
+
+    ``"qwen2.5-1.5b"`` -> ``"qwen2.5-coder-1.5b"``, and the same inside a generator or
+    verifier spec (``"llm:llamacpp:qwen2.5-1.5b"`` -> ``"llm:llamacpp:qwen2.5-coder-1.5b"``)
+    or a verifier fingerprint (``"llm:qwen2.5-1.5b:<digest>"``). Keys computed from a spec
+    (the LLM verifier's cache, an ``adapt`` run's state) go through it, so an alias and
+    its model share them. Anything else (paths, hub ids, server URLs) is returned as is.
+    """
+    if "://" in spec:
+        return spec  # an openai: server URL; the name after '#' is the server's own
+    parts = spec.split(":")
+    return ":".join(ALIASES.get(part.strip().lower(), part) for part in parts)
+
 
 _SPECS: tuple[ModelSpec, ...] = (
     ModelSpec(

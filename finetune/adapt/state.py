@@ -162,7 +162,7 @@ class RunState:
                 raise AdaptError(
                     f"{state.path} is unreadable ({exc}); use another --out or delete the folder"
                 ) from None
-            changed = _differences(old_fp, fingerprint)
+            changed = _differences(_canonical(old_fp), fingerprint)
             if changed:
                 raise AdaptError(
                     f"{folder} holds another adapt run ({'; '.join(changed)} changed); use "
@@ -210,6 +210,21 @@ FREE_TO_CHANGE = frozenset({"label_batch"})
 def settings_dict(settings: AdaptSettings) -> dict[str, Any]:
     """The settings that are part of the fingerprint (all but :data:`FREE_TO_CHANGE`)."""
     return {k: v for k, v in asdict(settings).items() if k not in FREE_TO_CHANGE}
+
+
+def _canonical(fingerprint: Any) -> Any:
+    """A state written before the teacher's spec was made canonical names the model by its
+    deprecated alias (``llm:qwen2.5-1.5b``); read it as today's key, so that run resumes."""
+    if not isinstance(fingerprint, dict):
+        return fingerprint
+    from logic_rag.models import canonical_spec
+
+    return {
+        key: canonical_spec(value)
+        if key in ("verifier", "teacher") and isinstance(value, str)
+        else value
+        for key, value in fingerprint.items()
+    }
 
 
 def _differences(old: Any, new: dict[str, Any]) -> list[str]:

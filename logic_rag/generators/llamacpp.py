@@ -1,10 +1,10 @@
 """In-process generation with llama.cpp (``llama-cpp-python``) on a GGUF model.
 
-The fastest CPU runtime for the packaged GGUF models (``qwen2.5-1.5b``: ~1 s to load, no
+The fastest CPU runtime for the packaged GGUF models (``qwen2.5-coder-1.5b``: ~1 s to load, no
 dequantisation, Q4 matrix kernels). ``llama-cpp-python`` has no wheels on PyPI; the
 set-up builds it once from source (``scripts/llamacpp_build.sh``, flags without AVX-512,
 because a native build produces garbage on this project's CPUs) and caches the wheel.
-Without it, ``qwen2.5-1.5b`` falls back to transformers (see :func:`llamacpp_available`).
+Without it, ``qwen2.5-coder-1.5b`` falls back to transformers (see :func:`llamacpp_available`).
 
 What this backend adds to :class:`~logic_rag.generators.base.Generator`:
 
@@ -53,7 +53,7 @@ LLAMACPP_INSTALL_HINT = (
     "it with `bash scripts/llamacpp_build.sh .venv` (about 8 minutes on 2 cores, cached "
     "afterwards; `make setup` runs it). A native build misbehaves on AVX-512 CPUs, so the "
     "script sets CMAKE_ARGS without AVX-512. Without it, use the transformers backend: "
-    "'transformers:qwen2.5-1.5b'."
+    "'transformers:qwen2.5-coder-1.5b'."
 )
 
 _MODELS: dict[tuple[str, int, int, str], Any] = {}
@@ -97,7 +97,7 @@ def resolve_gguf(model: str) -> Path:
         if len(found) != 1:
             raise GeneratorError(
                 f"model {model!r} is not a GGUF model; the llamacpp: backend needs a GGUF "
-                f"file (e.g. 'llamacpp:qwen2.5-1.5b' or 'llamacpp:/path/model.gguf')"
+                f"file (e.g. 'llamacpp:qwen2.5-coder-1.5b' or 'llamacpp:/path/model.gguf')"
             )
         return found[0]
     return resolved.path / resolved.gguf_file
@@ -116,7 +116,7 @@ class LlamaCppGenerator:
 
     def __init__(
         self,
-        model: str = "qwen2.5-1.5b",
+        model: str = "qwen2.5-coder-1.5b",
         *,
         n_ctx: int = 4096,
         n_threads: int | None = None,

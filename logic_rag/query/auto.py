@@ -1,7 +1,7 @@
 """Choose a decomposer by name, and ``auto``: rules or the LLM, per query, by confidence.
 
 ``make_decomposer("rules")`` is the rule decomposer; ``make_decomposer("llm",
-model="qwen2.5-1.5b")`` an :class:`~logic_rag.query.llm.LLMDecomposer` on that generator
+model="qwen2.5-coder-1.5b")`` an :class:`~logic_rag.query.llm.LLMDecomposer` on that generator
 (grammar-constrained on llama.cpp); ``make_decomposer("auto", model=...)`` an
 :class:`AutoDecomposer`.
 
@@ -78,14 +78,14 @@ class AutoDecomposer:
 def make_decomposer(
     kind: str = "rules",
     *,
-    model: str = "qwen2.5-1.5b",
+    model: str = "qwen2.5-coder-1.5b",
     generator: Any | None = None,
     cache_path: str | None = None,
     constrained: bool = True,
 ) -> Decomposer:
     """The decomposer ``kind`` names (``rules``, ``llm``, ``auto``).
 
-    ``model`` is a generator spec (``qwen2.5-1.5b`` runs on llama.cpp when built);
+    ``model`` is a generator spec (``qwen2.5-coder-1.5b`` runs on llama.cpp when built);
     ``generator`` an already built one; ``cache_path`` a JSONL cache for LLM answers.
     Nothing loads until the first LLM call.
     """

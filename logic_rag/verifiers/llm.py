@@ -11,7 +11,7 @@ nothing needs parsing. The page comes first so that a runtime with prefix cachin
 Cost: one prompt of ~100-300 tokens per (atom, page) pair. On 2 CPU cores that is about a
 second per pair with Qwen2.5-1.5B in llama.cpp, so on a CPU the LLM re-ranks only the
 best candidates of a cheaper ranking (a cascade: ``… >> Combine >> Cutoff(40) >>
-Verify(LLMVerifier()) >> SoftLogic() >> Combine``, what ``LogicConfig(verifier_top=40)``
+Verify(LLMVerifier()) >> SoftLogic() >> Combine``, what ``VerifySettings(verifier_top=40)``
 builds; ~1 min per QUEST query); on a GPU with vLLM it checks hundreds of pairs per second.
 """
 
@@ -41,7 +41,7 @@ class LLMVerifier(PairVerifier):
     """P(page satisfies atom) = P(Yes) / (P(Yes) + P(No)) from a generator's logprobs.
 
     Attributes:
-        generator: a generator spec (``qwen2.5-1.5b``, ``llamacpp:…``, ``vllm:…``,
+        generator: a generator spec (``qwen2.5-coder-1.5b``, ``llamacpp:…``, ``vllm:…``,
             ``openai:http://host:8000/v1#model``), a generator object, or the LLM a
             pipeline already holds: a LlamaIndex ``LLM`` or a LangChain chat model / LLM
             (wrapped in :class:`~logic_rag.generators.framework.FrameworkLLM`: logprobs
@@ -60,7 +60,7 @@ class LLMVerifier(PairVerifier):
             not scores).
     """
 
-    generator: Any = "qwen2.5-1.5b"
+    generator: Any = "qwen2.5-coder-1.5b"
     prompt: str = DEFAULT_PROMPT
     system: str | None = DEFAULT_SYSTEM
     max_chars: int = 1500
@@ -154,7 +154,10 @@ class LLMVerifier(PairVerifier):
         return self.blocks(raw, requests)
 
     def fingerprint(self) -> str:
+        from logic_rag.models import canonical_spec
+
         name = self.generator if isinstance(self.generator, str) else self.generator.name
+        name = canonical_spec(str(name))  # an alias and its model share the cache
         digest = hashlib.sha1(f"{self.system}\x00{self.prompt}\x00{self.max_chars}".encode())
         # evidence_sentences changes which text is shown, and the cache keys hash that text.
         return f"llm:{name}:{digest.hexdigest()[:16]}"
