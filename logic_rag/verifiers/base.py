@@ -212,6 +212,11 @@ class Verify(Stage):
         partial = self.top is not None or self.weight != 1.0 or self.polarity != "all"
         return self.needs | {"probs"} if partial else self.needs
 
+    def filled(self) -> frozenset[str]:
+        """Also ``calibration`` when the verifier says what its evidence is relative to."""
+        scope = getattr(self.verifier, "calibration_scope", None)
+        return self.fills | {"calibration"} if scope is not None else self.fills
+
     def __post_init__(self) -> None:
         if self.top is not None and self.top < 1:
             raise ValueError("top (verifier_top) must be >= 1 (or None for every candidate)")
@@ -255,7 +260,8 @@ class Verify(Stage):
         scope = getattr(self.verifier, "calibration_scope", None)
         if scope is not None:
             for state, _, _ in work:
-                state.info["calibration"] = scope
+                state.calibration = scope
+                state.info["calibration"] = scope  # the note older readers look for
         for (state, atoms, pos), result in zip(work, checked, strict=True):
             n_atoms, n = len(state.plan.atoms), len(state.candidates)
             full = len(pos) == n and len(atoms) == n_atoms and self.weight == 1.0
