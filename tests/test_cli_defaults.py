@@ -43,7 +43,7 @@ def test_flags_default_to_the_settings():
 
 
 def test_flags_become_the_strategys_settings(tmp_path):
-    from logic_rag.cli import _strategy_settings
+    from logic_rag.cli.settings import strategy_settings
 
     parser = build_parser()
     calibration = tmp_path / "calibration.json"
@@ -53,7 +53,7 @@ def test_flags_become_the_strategys_settings(tmp_path):
          "--quality-pool", "all", "--quality-max-calls", "9", "--verdict-calibration",
          str(calibration)]
     )  # fmt: skip
-    assert _strategy_settings(args, "quality") == QualitySettings(
+    assert strategy_settings(args, "quality") == QualitySettings(
         verifier="llm:qwen2.5-1.5b",
         pool=None,
         max_calls=9,
@@ -63,22 +63,56 @@ def test_flags_become_the_strategys_settings(tmp_path):
         ["search", "IDX", "q", "--strategy", "verify", "--verifier", "llm:qwen2.5-1.5b",
          "--verifier-top", "40", "--verifier-weight", "0.5", "--verifier-atoms", "all"]
     )  # fmt: skip
-    assert _strategy_settings(args, "verify") == VerifySettings(
+    assert strategy_settings(args, "verify") == VerifySettings(
         verifier="llm:qwen2.5-1.5b", verifier_top=40, verifier_weight=0.5, verifier_atoms="all"
     )
-    assert _strategy_settings(parser.parse_args(["search", "IDX", "q"]), "rerank") is None
+    assert strategy_settings(parser.parse_args(["search", "IDX", "q"]), "rerank") is None
 
 
-def test_quality_pool_all_and_llm_rerank_top_reach_the_config():
-    from logic_rag.cli import _quality_config
+def test_quality_pool_all_and_llm_rerank_top_reach_the_settings():
+    from logic_rag.cli.settings import quality_flags, strategy_settings
 
     parser = build_parser()
     args = parser.parse_args(
         ["search", "IDX", "q", "--strategy", "llm-rerank", "--quality-pool", "all"]
     )
-    assert _quality_config(args) == {"quality_pool": None}  # every candidate
+    assert quality_flags(args) == {"quality_pool": None}  # every candidate
+    assert strategy_settings(args, "llm-rerank") == LLMRerankSettings(pool=None)
     args = parser.parse_args(
         ["search", "IDX", "q", "--strategy", "llm-rerank", "--llm-rerank-top", "7"]
     )
-    assert _quality_config(args) == {"llm_rerank_top": 7}
-    assert _quality_config(parser.parse_args(["search", "IDX", "q"])) == {}
+    assert quality_flags(args) == {"llm_rerank_top": 7}
+    assert strategy_settings(args, "llm-rerank") == LLMRerankSettings(top=7)
+    assert quality_flags(parser.parse_args(["search", "IDX", "q"])) == {}
+
+
+def test_verifier_atoms_leaves_qualitys_certificate_whole():
+    """``--verifier-atoms`` tunes the atoms verify and llm-rerank re-check; quality puts
+    every atom to the LLM (its certificate covers every constraint), as it always has."""
+    from logic_rag.cli.settings import strategy_settings
+
+    argv = ["search", "IDX", "q", "--strategy", "quality,verify,llm-rerank"]
+    args = build_parser().parse_args(
+        argv + ["--verifier", "llm:qwen2.5-1.5b", "--verifier-atoms", "negated"]
+    )
+    assert strategy_settings(args, "verify").verifier_atoms == "negated"
+    assert strategy_settings(args, "llm-rerank").verifier_atoms == "negated"
+    assert strategy_settings(args, "quality").verifier_atoms == QualitySettings().verifier_atoms
+
+
+def test_eval_gets_one_settings_per_class_and_only_those_changed():
+    from logic_rag.cli.settings import settings_of
+    from logic_rag.strategy_settings import FusionSettings
+
+    parser = build_parser()
+    argv = ["eval", "quest", "--queries", "q.jsonl", "--out", "o"]
+    names = ["vanilla", "rerank", "verify", "fusion", "fusion-product", "quality"]
+    args = parser.parse_args(
+        argv + ["--strategy", ",".join(names), "--verifier", "llm:qwen2.5-1.5b"]
+    )
+    assert settings_of(args, names) == [
+        VerifySettings(verifier="llm:qwen2.5-1.5b"),
+        QualitySettings(verifier="llm:qwen2.5-1.5b"),
+    ]
+    assert settings_of(parser.parse_args(argv + ["--strategy", "verify"]), ["verify"]) == []
+    assert FusionSettings not in {type(s) for s in settings_of(args, names)}

@@ -57,7 +57,7 @@ def test_queries_file_answers_every_query_like_single_searches(index, tmp_path, 
 
 
 def test_queries_file_loads_the_model_once_and_batches(index, tmp_path, capsys, monkeypatch):
-    from logic_rag import cli
+    from logic_rag.cli import search as cli_search
     from logic_rag.logic_retriever import LogicRetriever
 
     loads, batches = [], []
@@ -73,7 +73,7 @@ def test_queries_file_loads_the_model_once_and_batches(index, tmp_path, capsys, 
 
     monkeypatch.setattr(LogicRetriever, "load", classmethod(counting_load))
     monkeypatch.setattr(LogicRetriever, "search_batch", counting_batch)
-    monkeypatch.setattr(cli, "_QUERY_BATCH", 2)
+    monkeypatch.setattr(cli_search, "QUERY_BATCH", 2)
     plain = tmp_path / "queries.txt"
     plain.write_text("\n".join([*QUERIES, "", QUERIES[0]]) + "\n")  # a blank line is skipped
     assert main(["search", str(index), "--queries", str(plain)]) == 0

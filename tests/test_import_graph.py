@@ -23,7 +23,10 @@ Layers, lowest first; a module imports only from its own layer or lower ones:
    evaluation's QUEST data, splits and metrics and two evals read training pairs (no
    module loop between them: the cycle test holds);
 3. the command line, ``logic_rag.cli`` and ``logic_rag.__main__``: one entry point for every
-   subcommand (eval, finetune, adapt), so it sits above all it dispatches to;
+   subcommand (eval, finetune, adapt), so it sits above all it dispatches to. Inside it, a
+   sub-command group's module (``cli.search``, ``cli.evaluate`` ...) imports only the
+   shared helpers (``cli.common``, ``cli.settings`` ...), never another group's: only
+   ``cli.parser`` assembles them;
 4. ``benchmarks`` and ``experiments`` (in the repository, not in the wheel).
 
 So the core never imports ``logic_rag.integrations``, ``logic_rag.evals`` or
@@ -310,6 +313,27 @@ def test_imports_point_down_the_layers():
         if layer(target) > layer(module)
     ]
     assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+#: The command line's sub-command groups, each a module adding its parsers (``cli.parser``
+#: imports them all; none imports another).
+CLI_COMMANDS = tuple(
+    f"logic_rag.cli.{name}"
+    for name in (
+        "index", "search", "evaluate", "fit_cascade", "adapt", "finetune", "demo", "models"
+    )
+)  # fmt: skip
+
+
+def test_cli_command_groups_import_only_shared_helpers():
+    crossing = [
+        f"{module} imports {target}"
+        for module in CLI_COMMANDS
+        for target in sorted(GRAPH.edges[module])
+        if target in CLI_COMMANDS
+    ]
+    assert not crossing, "a CLI command group importing another:\n" + "\n".join(crossing)
+    assert set(CLI_COMMANDS) <= GRAPH.edges["logic_rag.cli.parser"]
 
 
 def test_storage_imports_nothing_of_the_engine_above_it():

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from logic_rag import cli
+from logic_rag.cli.queries import read_queries
 from logic_rag.errors import CorpusFormatError
 from logic_rag.verifiers.thresholds import CascadeSample, CascadeThresholds
 from logic_rag.verifiers.verdicts import EvidenceCalibration
@@ -46,7 +46,7 @@ def test_queries_from_dev_zero_are_refused_within_a_bounded_read():
 
     def read() -> None:
         with pytest.raises(CorpusFormatError, match="longer than 1,048,576 bytes"):
-            list(cli._read_queries("/dev/zero"))
+            list(read_queries("/dev/zero"))
 
     assert _peak_of(read) < 16 * MB
 
@@ -58,7 +58,7 @@ def test_a_huge_one_line_query_file_is_refused_within_a_bounded_read(tmp_path):
 
     def read() -> None:
         with pytest.raises(CorpusFormatError, match=r"q.txt:1: .*longer than"):
-            list(cli._read_queries(str(path)))
+            list(read_queries(str(path)))
 
     assert _peak_of(read) < 16 * MB
 
@@ -66,7 +66,7 @@ def test_a_huge_one_line_query_file_is_refused_within_a_bounded_read(tmp_path):
 def test_queries_from_stdin_with_a_dash(monkeypatch):
     fake = io.TextIOWrapper(io.BytesIO(b"red apples\n\nnot lemons\n"))
     monkeypatch.setattr("sys.stdin", fake)
-    assert list(cli._read_queries("-")) == [("1", "red apples"), ("3", "not lemons")]
+    assert list(read_queries("-")) == [("1", "red apples"), ("3", "not lemons")]
 
 
 # ------------------------------------------------------------------ item 13: file kinds

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from logic_rag import cli
+from logic_rag.cli import index as cli_index
 from tests.hostile.test_cli_hostile import CLI, DOCS, assert_user_error, write_jsonl
 
 
@@ -75,7 +76,7 @@ def test_d32_09_disk_full_is_one_line_and_exit_2(monkeypatch, capsys):
     def full(args):
         raise OSError(errno.ENOSPC, "No space left on device", "/data/.idx.tmp-1-x/index.faiss")
 
-    monkeypatch.setattr(cli, "_cmd_index", full)
+    monkeypatch.setattr(cli_index, "run", full)
     assert cli.main(["index", "--docs", "x.jsonl", "--out", "idx"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("logic-rag index: error: ENOSPC")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from logic_rag import cli
+from logic_rag.cli.queries import read_queries
 from logic_rag.corpus import load_documents
 from logic_rag.errors import CorpusFormatError
 from logic_rag.json_limits import MAX_JSON_DEPTH, check_json_depth, loads_bounded
@@ -91,7 +92,7 @@ def test_query_files_refuse_deep_lines(tmp_path, suffix):
         '{"query": "films"}\n' + f'{{"query": "x", "extra": {_nested(5_000)}}}\n', "utf-8"
     )
     with pytest.raises(CorpusFormatError, match=rf"{path.name}:2: JSON nested"):
-        list(cli._read_queries(str(path)))
+        list(read_queries(str(path)))
 
 
 def test_eval_quest_query_files_refuse_deep_lines(tmp_path):

@@ -181,7 +181,7 @@ def test_d51_09_a_server_that_never_says_yes_or_no_certifies_nothing(servers):
 
 # ---------------------------------------------------------------------- item 17
 def test_d51_17_the_cost_line_counts_the_prompt_tokens_the_server_reports(servers):
-    from logic_rag.cli import _llm_cost_line
+    from logic_rag.cli.output import llm_cost_line
 
     usage = {"prompt_tokens": 57, "completion_tokens": 1, "total_tokens": 58}
     server = servers(_completion(GOOD, usage))
@@ -195,4 +195,4 @@ def test_d51_17_the_cost_line_counts_the_prompt_tokens_the_server_reports(server
     info = state.info["llm"]
     assert generator.counters["prompt_tokens"] == 57 * server.hits == 57 * info["calls"]
     assert info["prompt_tokens"] == 57 * info["calls"] > 0
-    assert f"{57 * info['calls']} prompt tokens" in _llm_cost_line(info)
+    assert f"{57 * info['calls']} prompt tokens" in llm_cost_line(info)

@@ -13,6 +13,8 @@ import re
 import pytest
 
 from logic_rag import cli
+from logic_rag.cli.output import print_hits, terminal_safe
+from logic_rag.cli.search import Hits
 from logic_rag.retriever import Hit
 
 _HOSTILE = [
@@ -46,7 +48,7 @@ def _hit(rank: int, payload: str) -> Hit:
 
 @pytest.mark.parametrize("payload", _HOSTILE)
 def test_ids_titles_and_text_are_escaped_in_text_output(payload, capsys):
-    hits = cli._Hits([_hit(1, payload), _hit(2, payload)])
+    hits = Hits([_hit(1, payload), _hit(2, payload)])
     hits.pushed_down = [
         {
             "id": f"p{payload}",
@@ -56,19 +58,17 @@ def test_ids_titles_and_text_are_escaped_in_text_output(payload, capsys):
             "by": {f"NOT {payload}": 0.8},
         }
     ]
-    cli._print_hits(hits, explain=True)
+    print_hits(hits, explain=True)
     out = capsys.readouterr().out
     assert not _UNSAFE.search(out), repr(out)
     assert "Title " in out and "more text" in out  # the rest is printed as it was
 
 
 def test_escapes_are_visible_and_ordinary_text_is_untouched():
-    assert (
-        cli._terminal_safe("Orchids of Malaysia – café 東京") == "Orchids of Malaysia – café 東京"
-    )
-    assert cli._terminal_safe("a\x1b[31mb") == "a\\x1b[31mb"
-    assert cli._terminal_safe("\u202eexe") == "\\u202eexe"
-    assert cli._terminal_safe("x\x00\x7f\x9b") == "x\\x00\\x7f\\x9b"
+    assert terminal_safe("Orchids of Malaysia – café 東京") == "Orchids of Malaysia – café 東京"
+    assert terminal_safe("a\x1b[31mb") == "a\\x1b[31mb"
+    assert terminal_safe("\u202eexe") == "\\u202eexe"
+    assert terminal_safe("x\x00\x7f\x9b") == "x\\x00\\x7f\\x9b"
 
 
 # ------------------------------------------------------------- through the real command

@@ -75,12 +75,13 @@ def test_generator_options_reach_make_generator(monkeypatch):
 
 
 def test_cli_parallel_flags_build_an_llm_verifier():
-    from logic_rag.cli import _verifier_config, build_parser
+    from logic_rag.cli import build_parser
+    from logic_rag.cli.settings import flag_values
     from logic_rag.generators.base import GeneratorError
 
     def config(*extra):
         argv = ["search", "idx", "q", "--strategy", "verify", *extra]
-        return _verifier_config(build_parser().parse_args(argv))
+        return flag_values(build_parser().parse_args(argv))
 
     verifier = config("--verifier", "llm:vllm:x", "--tensor-parallel-size", "2")["verifier"]
     assert isinstance(verifier, LLMVerifier) and verifier.generator == "vllm:x"
