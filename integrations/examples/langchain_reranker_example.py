@@ -16,10 +16,11 @@ texts = [
     "Tuna is a large ocean fish often canned.",
     "Almonds are nuts grown in California orchards.",
 ]
-store = InMemoryVectorStore.from_texts(texts, LogicEmbeddings("minilm"))
+embeddings = LogicEmbeddings("minilm")  # the model loads once: the reranker below shares it
+store = InMemoryVectorStore.from_texts(texts, embeddings)
 query = "fruits grown in California that are not berries"
 docs = store.as_retriever(search_kwargs={"k": 6}).invoke(query)  # any retriever
-reranker = LogicLangChainReranker(model="minilm", top_n=3)
+reranker = LogicLangChainReranker(model=embeddings, top_n=3)
 for doc in reranker.compress_documents(docs, query):
     print(f"{doc.metadata['relevance_score']:.3f}  {doc.page_content}")
     print("       ", doc.metadata["constraints"])

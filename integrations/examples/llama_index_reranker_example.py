@@ -16,14 +16,14 @@ texts = [
     "Tuna is a large ocean fish often canned.",
     "Almonds are nuts grown in California orchards.",
 ]
-index = VectorStoreIndex.from_documents(
-    [Document(text=t) for t in texts], embed_model=LogicEmbedding("minilm")
-)
+embed = LogicEmbedding("minilm")  # the model loads once: the reranker below shares it
+index = VectorStoreIndex.from_documents([Document(text=t) for t in texts], embed_model=embed)
 query = "fruits grown in California that are not berries"
 nodes = index.as_retriever(similarity_top_k=6).retrieve(query)  # any retriever
-reranker = LogicLlamaIndexReranker(model="minilm", top_n=3)
+reranker = LogicLlamaIndexReranker(model=embed, top_n=3)
 for hit in reranker.postprocess_nodes(nodes, query_str=query):
     print(f"{hit.score:.3f}  {hit.node.text}")
     print("       ", hit.node.metadata["constraints"])
 
-# In a query engine: index.as_query_engine(node_postprocessors=[reranker], llm=...)
+# In a query engine, give the reranker more nodes than top_n (LlamaIndex retrieves 2):
+# index.as_query_engine(similarity_top_k=6, node_postprocessors=[reranker], llm=...)
