@@ -6,7 +6,7 @@ constraint verifiers -> logic -> ranking. Each named strategy is one composition
 
 =================  ===================================================================
 ``vanilla``        whole-query dense retrieval, no logic
-``rerank``         whole-query candidates: cosine prior + ``rerank_weight`` × soft truth
+``rerank``         whole-query candidates: cosine prior + ``truth_weight`` × soft truth
                    of the logic (under a negation the prior is half the positive part's)
 ``setops``         soft set algebra over calibrated atom scores; candidates from the
                    whole query and every positive atom
@@ -31,7 +31,6 @@ satisfied (``Hit.constraints``) and how strongly (``Hit.constraint_scores``).
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -41,18 +40,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from logic_rag.atomic import atomic_write_json
-from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document, TextBudget
+from logic_rag.corpus import DEFAULT_MAX_DOCUMENT_CHARS, Document
 from logic_rag.encoders.dense import DenseEncoder, check_texts
 from logic_rag.errors import IndexMismatchError
 from logic_rag.explain import explained_hits
+from logic_rag.index.build import check_new_store, embed_corpus, move_to_store, open_store
 from logic_rag.index.faiss_index import IndexKind
 from logic_rag.index.passages import (
     DEFAULT_SENTENCE_DTYPE,
     PassageVectors,
     SentenceDtype,
     check_sentence_dtype,
-    document_bodies,
-    split_corpus,
 )
 from logic_rag.index.snapshot import open_snapshot
 from logic_rag.pipeline.context import Resources, SearchContext
@@ -99,45 +97,6 @@ def _check_strategy(strategy: StrategyLike, has_sparse: bool) -> StrategyLike:
             f"strategy {strategy!r} needs a SPLADE index: build with sparse_model='splade-tiny'"
         )
     return strategy
-
-
-def _build_with(
-    encode_with: RayEncoding,
-    docs: list[Document],
-    model: str | os.PathLike[str] | DenseEncoder | None,
-    passages: bool,
-    index: IndexKind,
-    index_options: dict[str, Any],
-    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS,
-    sentence_dtype: SentenceDtype = DEFAULT_SENTENCE_DTYPE,
-) -> tuple[DenseRetriever, PassageVectors | None]:
-    """Dense index and sentence vectors from one Ray pass over documents then sentences.
-
-    One pass (not two) because each pass starts a pool of actors that load the model.
-    """
-    if not docs:
-        raise ValueError("cannot build an index over zero documents")
-    encoder = model if isinstance(model, DenseEncoder) else DenseEncoder(model)
-    budget = TextBudget(max_document_chars)
-    texts = budget.apply([d.content for d in docs])
-    sentences: list[str] = []
-    offsets = None
-    if passages:
-        sentences, offsets = split_corpus(document_bodies(docs, max_document_chars))
-    vectors = encode_with.encode(
-        encoder, itertools.chain(texts, sentences), total=len(texts) + len(sentences)
-    )
-    del texts, sentences
-    dense = DenseRetriever.from_embeddings(
-        encoder, vectors[: len(docs)], docs, index=index, **index_options
-    )
-    dense.text_budget = budget
-    passage_vectors = None
-    if offsets is not None:
-        passage_vectors = PassageVectors.from_vectors(
-            vectors[len(docs) :], offsets, dtype=sentence_dtype
-        )
-    return dense, passage_vectors
 
 
 class LogicRetriever:
@@ -265,45 +224,23 @@ class LogicRetriever:
         check_sentence_dtype(sentence_dtype)
         milvus = None
         if store is not None:
-            from logic_rag.index.milvus_store import MilvusStore, parse_store_uri
-
-            milvus = MilvusStore(parse_store_uri(store, collection), token=store_token)
-            if not overwrite_store:
-                milvus.refuse_existing()  # before minutes of embedding, not after
-            if index != "flat":
-                raise ValueError(
-                    f"index={index!r}: a Milvus store uses Milvus's exact FLAT index; "
-                    f"leave index='flat'"
-                )
+            milvus = open_store(store, collection=collection, token=store_token)
+            check_new_store(milvus, overwrite=overwrite_store, index=index)
         docs = list(documents)
-        if encode_with is not None:
-            dense, passage_vectors = _build_with(
-                encode_with,
-                docs,
-                model,
-                passages,
-                index,
-                index_options,
-                max_document_chars,
-                sentence_dtype,
-            )
-        else:
-            dense = DenseRetriever.build(
-                docs,
-                model=model,
-                index=index,
-                show_progress_bar=show_progress_bar,
-                max_document_chars=max_document_chars,
-                **index_options,
-            )
-            passage_vectors = None
-        if passages and passage_vectors is None:
-            passage_vectors = PassageVectors.build(
-                dense.encoder,
-                document_bodies(docs, max_document_chars),
-                show_progress_bar=show_progress_bar,
-                dtype=sentence_dtype,
-            )
+        embedded = embed_corpus(
+            docs,
+            model=model,
+            passages=passages,
+            index=index,
+            index_options=index_options,
+            show_progress_bar=show_progress_bar,
+            encode_with=encode_with,
+            max_document_chars=max_document_chars,
+            sentence_dtype=sentence_dtype,
+        )
+        dense = DenseRetriever(embedded.encoder, embedded.index, docs)
+        dense.text_budget = embedded.budget
+        passage_vectors = embedded.passages
         sparse = None
         if sparse_model is not None:
             from logic_rag.sparse_retriever import SparseSide
@@ -344,25 +281,13 @@ class LogicRetriever:
         bounded batches, into temporary collections swapped in at the end; the documents,
         SPLADE index, decomposer, strategy and settings are shared with this one.
         """
-        from logic_rag.index.milvus_store import MilvusStore, parse_store_uri
-
-        return self._moved_to(
-            MilvusStore(parse_store_uri(store, collection), token=token), overwrite=overwrite
-        )
+        milvus = open_store(store, collection=collection, token=token)
+        return self._moved_to(milvus, overwrite=overwrite)
 
     def _moved_to(self, milvus: Any, *, overwrite: bool) -> LogicRetriever:
-        if getattr(self.dense.index, "store", None) is not None:
-            raise ValueError("this retriever's vectors already live in a vector store")
         encoder = self.dense.encoder
-        model = {"name": encoder.name, "weights_sha256": encoder.fingerprint}
-        sentences = None
-        if self.passages is not None:
-            sentences = (self.passages.float_rows(), self.passages.offsets)
-        stored = milvus.write(
-            np.asarray(self.dense.index.vectors()), sentences, {"model": model}, overwrite=overwrite
-        )
-        index, passages = milvus.open(
-            {k: stored[k] for k in ("build_id", "document_count", "sentence_count", "model")}
+        index, passages = move_to_store(
+            milvus, encoder, self.dense.index, self.passages, overwrite=overwrite
         )
         moved = DenseRetriever(encoder, index, self.documents)
         moved.text_budget = self.dense.text_budget  # the manifest still reports the cut

@@ -73,31 +73,6 @@ Calibration = Literal["candidates", "corpus"]
 """How a pipeline over given candidates calibrates embedding evidence (see
 :func:`pipeline_over_candidates`)."""
 
-#: The command line's flat flag names that differ from the settings fields (issue 50: goes
-#: when the CLI names settings fields directly).
-_LOGIC_CONFIG_NAMES = {
-    "atom_candidates": "verify_atom_candidates",
-    "cosine_weight": "setops_query_weight",
-    "pool": "quality_pool",
-    "cheap": "quality_cheap",
-    "bounds": "quality_bounds",
-    "max_calls": "quality_max_calls",
-    "delta": "quality_delta",
-    "thresholds": "quality_thresholds",
-    "whole_query": "quality_whole_query",
-    "top": "llm_rerank_top",
-}
-
-
-def logic_config_name(settings: type[StrategySettings], name: str) -> str:
-    """The command line's flat name of settings field ``name`` of ``settings`` (kept only
-    until the CLI names settings fields itself)."""
-    if name == "truth_weight":
-        return "rerank_weight" if settings is RerankSettings else "verify_weight"
-    if name == "verifier_atoms" and settings is QualitySettings:
-        return "quality_verifier_atoms"
-    return _LOGIC_CONFIG_NAMES.get(name, name)
-
 
 @dataclass(frozen=True)
 class Strategy:

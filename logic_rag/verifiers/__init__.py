@@ -14,7 +14,7 @@ from .certified import CertifiedTopK
 from .cross_encoder import CrossEncoderVerifier
 from .embedding import CandidateEmbeddingVerifier, EmbeddingVerifier
 from .llm import LLMVerifier
-from .spec import make_verifier
+from .spec import make_verifier, verifier_spec
 from .verdicts import VerdictRule
 from .whole_query import WholeQueryVerify
 
@@ -33,4 +33,5 @@ __all__ = [
     "Verify",
     "WholeQueryVerify",
     "make_verifier",
+    "verifier_spec",
 ]
