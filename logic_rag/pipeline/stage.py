@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.state import SearchBatch
 
-__all__ = ["Stage", "Pipeline", "GIVEN", "signal_needs"]
+__all__ = ["Stage", "Pipeline", "GIVEN", "check_order", "signal_needs"]
 
 #: What a fresh :class:`~logic_rag.pipeline.state.QueryState` already holds: the query's
 #: plan (and its empty ``info`` / ``trace`` notes). Everything else some stage fills.
