@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from logic_rag.compose.score import Score
 from logic_rag.corpus import Document
 from logic_rag.generators import GeneratorError, make_generator
 from logic_rag.pipeline.state import QueryPlan, QueryState, SearchBatch
@@ -167,7 +168,7 @@ def test_d51_09_a_server_that_never_says_yes_or_no_certifies_nothing(servers):
     verifier = LLMVerifier(generator=_generator(server.url), system=None)
     pages = [f"Recipe {i}: a salad of leaves and dressing." for i in range(6)]
     state = _salads_state(len(pages))
-    stage = CertifiedTopK(verifier, prior=(("cosine", 1.0),), max_llm_calls=None)
+    stage = CertifiedTopK(verifier, score=Score(prior=(("cosine", 1.0),)), max_llm_calls=None)
     stage.run(SearchBatch([state], 3), _ctx(pages))
     info = state.info["llm"]
     assert info["calls"] > 0 and info["unusable"] == info["calls"]
@@ -189,7 +190,7 @@ def test_d51_17_the_cost_line_counts_the_prompt_tokens_the_server_reports(server
     verifier = LLMVerifier(generator=generator, system=None)
     pages = [f"Recipe {i}: a salad." for i in range(5)]
     state = _salads_state(len(pages))
-    CertifiedTopK(verifier, prior=(("cosine", 1.0),), max_llm_calls=None).run(
+    CertifiedTopK(verifier, score=Score(prior=(("cosine", 1.0),)), max_llm_calls=None).run(
         SearchBatch([state], 2), _ctx(pages)
     )
     info = state.info["llm"]

@@ -79,7 +79,7 @@ def test_bad_stage_values_are_refused_when_a_pipeline_is_made(stage, words):
 
 
 def test_bad_values_in_a_pipeline_file_are_refused_on_load():
-    data = Pipeline([DenseCandidates(), TopK()]).to_dict()
+    data = Pipeline([DenseCandidates(), Combine.of(dense=1.0), TopK()]).to_dict()
     data["stages"][0]["init_parameters"]["depth"] = -5
     with pytest.raises(ValueError, match="depth must be at least 1"):
         Stage.from_dict(data)
