@@ -144,21 +144,22 @@ def _checked_pool(s: CheckedPoolSettings) -> Stage:
 
 def _quality(s: QualitySettings) -> Stage:
     """The checked pool, then certified top-k verification by the LLM (with
-    ``whole_query``: the whole query first, its kept verdicts as the pages' truth)."""
+    ``whole_query``: the whole query first, its kept verdicts as the pages' truth). One
+    :class:`~logic_rag.compose.score.Score` is what the certificate bounds and what the
+    final ranking ranks by."""
+    from logic_rag.compose.score import Score
     from logic_rag.verifiers.certified import CertifiedTopK
     from logic_rag.verifiers.whole_query import WholeQueryTruth
 
-    prior = _prior_and(s, truth=s.truth_weight)
-    logic: Stage = SoftLogic(s.tnorm)
+    score = Score.of(SoftLogic(s.tnorm), _prior_and(s, truth=s.truth_weight))
+    logic: Stage = score.logic()
     if s.whole_query:
         logic = logic >> WholeQueryTruth()
     return (
         _checked_pool(s)
         >> CertifiedTopK(
             s.costly(),
-            prior=tuple((n, w) for n, w in prior.weights if n != "truth"),
-            truth_weight=s.truth_weight,
-            tnorm=s.tnorm,
+            score=score,
             polarity=s.verifier_atoms,
             bounds=s.bounds,
             thresholds=s.thresholds,
@@ -167,7 +168,7 @@ def _quality(s: QualitySettings) -> Stage:
             whole_query=s.whole_query,
         )
         >> logic
-        >> prior
+        >> score.combine()
         >> TopK()
         >> Backfill()
     )
