@@ -17,7 +17,7 @@ The decomposer sees the natural-language ``query`` field; the gold query is the 
 
 ``python -m logic_rag.evals.decomposition`` prints the table for the rule decomposer on
 the shared QUEST sample and LIMIT-in-QUEST-format files; ``--decomposer llm|auto`` (with
-``--model``, default ``qwen2.5-1.5b``) evaluates the LLM or the per-query choice instead,
+``--model``, default ``qwen2.5-coder-1.5b``) evaluates the LLM or the per-query choice instead,
 ``--limit N`` takes N records spread evenly over each file, and ``--cache`` keeps LLM
 answers so a stopped run resumes.
 """
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--decomposer", choices=("rules", "llm", "auto"), default="rules", help="which one"
     )
-    parser.add_argument("--model", default="qwen2.5-1.5b", help="generator spec for llm/auto")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="generator spec for llm/auto")
     parser.add_argument(
         "--limit", type=int, default=None, help="records per file, spread evenly (default all)"
     )

@@ -77,7 +77,7 @@ def decomposer_from(decomposer: Decomposer | str | dict[str, Any] | None) -> Dec
         if not callable(getattr(decomposer, "decompose", None)):
             raise TypeError(
                 f"decomposer must have a decompose(text) method or be a spec such as "
-                f"'rules' or 'llm:qwen2.5-1.5b'; got {type(decomposer).__name__}"
+                f"'rules' or 'llm:qwen2.5-coder-1.5b'; got {type(decomposer).__name__}"
             )
         return decomposer
     kind, _, model = decomposer.strip().partition(":")

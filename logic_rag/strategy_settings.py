@@ -4,7 +4,7 @@ A named strategy (:data:`logic_rag.strategies.STRATEGIES`) is a pipeline built f
 small settings object that holds only what that strategy reads::
 
     LogicRetriever.build(docs, strategy="verify",
-                         settings=VerifySettings(verifier="llm:qwen2.5-1.5b", verifier_top=40))
+                         settings=VerifySettings(verifier="llm:qwen2.5-coder-1.5b", verifier_top=40))
 
 =====================  ==========================  ====================================
 strategy               settings                    its own values (beside the groups)
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 #: The costly verifier of ``quality`` and ``llm-rerank`` when their ``verifier`` is None.
-QUALITY_VERIFIER = "llm:qwen2.5-1.5b"
+QUALITY_VERIFIER = "llm:qwen2.5-coder-1.5b"
 
 
 class _CheckOnly(Verifier):
@@ -357,7 +357,7 @@ class PoolSettings(CheckedSettings):
         positive_prior: as in :class:`RerankSettings`.
         tnorm: ``product`` or ``godel`` fuzzy connectives.
         verifier: the costly verifier: a spec (``cross-encoder:FOLDER``,
-            ``llm:qwen2.5-1.5b``) or a :class:`~logic_rag.verifiers.base.Verifier`.
+            ``llm:qwen2.5-coder-1.5b``) or a :class:`~logic_rag.verifiers.base.Verifier`.
         verifier_atoms: which atoms it checks: ``positive`` (default; relatedness-trained
             models misjudge negated atoms), ``negated`` or ``all``.
         llm_deadline_s: overall time limit, in seconds, of each request an LLM verifier

@@ -133,7 +133,7 @@ def run_eval_quest(
     gold_logic: bool = False,
     depth: int = 1000,
     decomposer: str = "rules",
-    decomposer_model: str = "qwen2.5-1.5b",
+    decomposer_model: str = "qwen2.5-coder-1.5b",
     settings: Sequence[StrategySettings] = (),
     missing_gold: str = "keep",
     certify_k: int | None = 20,

@@ -55,9 +55,9 @@ def add_rag_parser(eval_subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--generator",
         default=None,
-        help="generator spec (default qwen2.5-1.5b: llama.cpp when built, else transformers)",
+        help="generator spec (default qwen2.5-coder-1.5b: llama.cpp when built, else transformers)",
     )
-    parser.add_argument("--judge", default="qwen2.5-1.5b", help="judge generator spec")
+    parser.add_argument("--judge", default="qwen2.5-coder-1.5b", help="judge generator spec")
     parser.add_argument(
         "--judge-style",
         choices=("auto", "choices", "llamaindex"),
@@ -168,7 +168,7 @@ def generator_from_args(generator: str | None, server_urls: list[str] | None) ->
     """The generator spec: ``--generator``, or ``openai:URL1,URL2[#MODEL]`` from
     ``--server-url`` (each flag may itself hold comma-separated URLs)."""
     if not server_urls:
-        return generator or "qwen2.5-1.5b"
+        return generator or "qwen2.5-coder-1.5b"
     urls = [u.strip() for flag in server_urls for u in flag.split(",") if u.strip()]
     if generator is not None and not generator.strip().lower().startswith("openai:"):
         raise ValueError(

@@ -1,6 +1,6 @@
 """Meta-evaluation of small-model judge set-ups against ALCE's human utility ratings.
 
-``logic-rag eval rag --meta-eval --judge qwen2.5-1.5b --judge-setup choices`` (or
+``logic-rag eval rag --meta-eval --judge qwen2.5-coder-1.5b --judge-setup choices`` (or
 :func:`meta_eval_judges`) scores every rated answer with every set-up of
 :mod:`.small_judges` (each rubric's expected score and its greedy answer, plus the
 grammar-constrained ``Score: N`` judge) and reports, per set-up, split and dataset:

@@ -71,8 +71,8 @@ class RagEvalConfig:
     retriever: str = "minilm"
     strategy: str = "vanilla"
     corpus: str | None = None
-    generator: str = "qwen2.5-1.5b"
-    judge: str = "qwen2.5-1.5b"
+    generator: str = "qwen2.5-coder-1.5b"
+    judge: str = "qwen2.5-coder-1.5b"
     limit: int | None = 20
     k: int = 5
     max_tokens: int = 200

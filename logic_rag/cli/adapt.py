@@ -29,8 +29,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--verifier",
-        default="llm:qwen2.5-1.5b",
-        help="the teacher: a verifier spec (default llm:qwen2.5-1.5b; llm:vllm:PATH, "
+        default="llm:qwen2.5-coder-1.5b",
+        help="the teacher: a verifier spec (default llm:qwen2.5-coder-1.5b; llm:vllm:PATH, "
         "llm:openai:URL#MODEL)",
     )
     p.add_argument(

@@ -94,6 +94,6 @@ def add_decomposer_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--decomposer-model",
-        default="qwen2.5-1.5b",
-        help="generator spec for --decomposer llm/auto (default qwen2.5-1.5b)",
+        default="qwen2.5-coder-1.5b",
+        help="generator spec for --decomposer llm/auto (default qwen2.5-coder-1.5b)",
     )

@@ -22,7 +22,7 @@ def add_verifier_flags(p: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="with --strategy verify, a second constraint verifier on top of the embedding "
         "evidence: cross-encoder:FOLDER (from `logic-rag finetune verifier`) or "
-        "llm:GENERATOR (e.g. llm:qwen2.5-1.5b; slow on CPU, see README)",
+        "llm:GENERATOR (e.g. llm:qwen2.5-coder-1.5b; slow on CPU, see README)",
     )
     p.add_argument(
         "--verifier-top",

@@ -1,7 +1,7 @@
 """Text generators behind one interface: transformers, in-process vLLM, vLLM's server.
 
 ``make_generator("smollm2-135m")`` (the offline default), ``make_generator("vllm:...")`` or
-``make_generator("llamacpp:qwen2.5-1.5b")`` or
+``make_generator("llamacpp:qwen2.5-coder-1.5b")`` or
 ``make_generator("openai:http://host:port/v1#model")`` all return a :class:`Generator`:
 ``generate(prompts, max_tokens=..., temperature=..., system=...) -> list[str]`` and
 ``as_llm()`` for LlamaIndex judges. :func:`export_hf` turns a packaged GGUF model into

@@ -36,7 +36,7 @@ def parse_spec(spec: str) -> GeneratorSpec:
 
     A string without a known ``backend:`` prefix is a transformers model (registry name or
     folder), so plain ``"smollm2-135m"`` and Windows-style paths keep working, except the
-    names in :data:`LLAMACPP_FIRST` (``"qwen2.5-1.5b"``), which take the fastest local
+    names in :data:`LLAMACPP_FIRST` (``"qwen2.5-coder-1.5b"``), which take the fastest local
     runtime installed: llama.cpp, else transformers.
     """
     text = spec.strip()

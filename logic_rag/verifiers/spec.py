@@ -5,7 +5,7 @@ One string picks a verifier on the command line and in configs, like generator s
 * ``embedding`` — calibrated cosine evidence (no extra model);
 * ``cross-encoder:FOLDER`` — a cross-encoder trained by ``logic-rag finetune verifier``;
 * ``llm:GENERATOR`` — yes/no log-probabilities from a generator spec
-  (``llm:qwen2.5-1.5b``, ``llm:vllm:/path``, ``llm:openai:http://host:8000/v1#model``).
+  (``llm:qwen2.5-coder-1.5b``, ``llm:vllm:/path``, ``llm:openai:http://host:8000/v1#model``).
 
 :func:`verifier_spec` is the inverse, for writing settings, pipelines and adapters out:
 the spec string when one describes the verifier exactly, else the one serialisation rule

@@ -109,7 +109,7 @@ def test_cli_offers_decomposer_flags() -> None:
 
     parser = build_parser()
     args = parser.parse_args(["search", "idx", "q", "--decomposer", "auto"])
-    assert args.decomposer == "auto" and args.decomposer_model == "qwen2.5-1.5b"
+    assert args.decomposer == "auto" and args.decomposer_model == "qwen2.5-coder-1.5b"
     args = parser.parse_args(
         ["eval", "quest", "--queries", "q.jsonl", "--out", "o", "--decomposer", "llm"]
     )
