@@ -60,7 +60,7 @@ verdict on the whole logic, not one per constraint.
 from __future__ import annotations
 
 import time
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -69,7 +69,6 @@ import numpy as np
 from logic_rag.compose.bounds import truth_bounds
 from logic_rag.compose.logic import SoftLogic
 from logic_rag.compose.score import Score
-from logic_rag.compose.soft_logic import TNorm
 from logic_rag.pipeline.context import SearchContext
 from logic_rag.pipeline.ranking import Combine, signal
 from logic_rag.pipeline.stage import Stage, signal_needs
@@ -138,9 +137,6 @@ class CertifiedTopK(Stage):
         whole_query: ask the whole query about every page first, the atoms only where
             that verdict is unsure or disagrees with the cheap logic (module doc).
         whole_query_band: a whole-query verdict at most this far from 0 or 1 is sure.
-
-    ``prior``, ``truth_weight`` and ``tnorm`` given as keywords make the ``score`` (for
-    callers not yet passing one; they are not fields and are not serialised).
     """
 
     expensive: Verifier
@@ -153,29 +149,11 @@ class CertifiedTopK(Stage):
     per_round: int | None = None
     whole_query: bool = False
     whole_query_band: float = 0.2
-    prior: InitVar[tuple[tuple[str, float], ...] | None] = None
-    truth_weight: InitVar[float | None] = None
-    tnorm: InitVar[TNorm | None] = None
 
     needs: ClassVar[frozenset[str]] = frozenset({"candidates", "probs"})
     fills: ClassVar[frozenset[str]] = frozenset({"probs", "checked_by", "pair_source"})
 
-    def __post_init__(
-        self,
-        prior: tuple[tuple[str, float], ...] | None,
-        truth_weight: float | None,
-        tnorm: TNorm | None,
-    ) -> None:
-        if (prior, truth_weight, tnorm) != (None, None, None):
-            if self.score != Score():
-                raise ValueError("give score, or prior / truth_weight / tnorm, not both")
-            base = self.score
-            score = Score(
-                base.prior if prior is None else prior,
-                base.truth_weight if truth_weight is None else truth_weight,
-                base.tnorm if tnorm is None else tnorm,
-            )
-            object.__setattr__(self, "score", score)
+    def __post_init__(self) -> None:
         if self.bounds not in ("hard", "calibrated"):
             raise ValueError(f"bounds must be 'hard' or 'calibrated', got {self.bounds!r}")
         if self.bounds == "calibrated" and not self.thresholds:
