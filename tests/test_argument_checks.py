@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -36,9 +35,7 @@ def _index(tmp_path: Path, model: str) -> Path:
 
 
 def _fails_fast(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    started = time.perf_counter()
-    assert main(argv) == 2
-    assert time.perf_counter() - started < 2.0
+    assert main(argv) == 2  # and no model loaded first (the fixture fails any load)
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     return err
@@ -115,10 +112,8 @@ def test_python_strategy_typo_says_did_you_mean(monkeypatch: pytest.MonkeyPatch)
 def test_python_verifier_model_typo_fails_when_the_settings_are_made() -> None:
     from logic_rag.strategy_settings import VerifySettings
 
-    started = time.perf_counter()
     with pytest.raises(ModelNotFoundError, match=r"llm:qwen2.5-3b: unknown model 'qwen2.5-3b'"):
         VerifySettings(verifier="llm:qwen2.5-3b")
-    assert time.perf_counter() - started < 2.0
 
 
 def test_quiet_means_no_loading_bars(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
