@@ -119,7 +119,7 @@ def test_cli_runs_end_to_end_with_doubles(
         main(["rag", "--dataset", "eli5", "--limit", "2", "--out", str(out), "--judge", "other"])
         == 0
     )
-    assert specs == ["qwen2.5-1.5b", "other"]  # the default generator and a separate judge
+    assert specs == ["qwen2.5-coder-1.5b", "other"]  # the default generator and a separate judge
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (
         printed["n"] == 2 and printed["correctness"] == 3.0 and printed["answer_relevancy"] == 0.5
@@ -181,7 +181,7 @@ def test_server_urls_build_an_openai_spec(tmp_path, capsys):
     assert two.generator == "openai:http://a:8000/v1,http://b:8000/v1,http://c:1"
     named = config("--generator", "openai:http://old/v1#m", "--server-url", "http://a:1/v1")
     assert named.generator == "openai:http://a:1/v1#m"
-    assert config().generator == "qwen2.5-1.5b"
+    assert config().generator == "qwen2.5-coder-1.5b"
     with pytest.raises(ValueError, match="--server-url"):
         config("--generator", "vllm:x", "--server-url", "http://a:1/v1")
 

@@ -174,7 +174,7 @@ def test_eval_rag_uses_choice_judges_when_the_judge_gives_logprobs(tmp_path: Pat
 
     fake = FakeScorer()
     config = RagEvalConfig(dataset="eli5", out=tmp_path, generator="x", judge="x")
-    assert RagEvalConfig("eli5", tmp_path).judge == "qwen2.5-1.5b"  # the new default
+    assert RagEvalConfig("eli5", tmp_path).judge == "qwen2.5-coder-1.5b"  # the new default
     assert isinstance(_build_context(config, fake, None).judges, ChoiceJudges)
     forced = RagEvalConfig(
         dataset="eli5", out=tmp_path, generator="x", judge="x", judge_style="llamaindex"
