@@ -164,7 +164,7 @@ def run(
         "sample_encode_seconds": encode_seconds,
         "queries": len(queries),
         "example_queries": queries[:3],
-        "config": retriever.describe()["config"],
+        "settings": retriever.describe()["settings"],
         "fill_noise": noise,
         "strategies": rows,
         "notes": (
